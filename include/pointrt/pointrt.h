@@ -1,0 +1,198 @@
+// pointrt public API: load an ONNX model, prepare a session once, run it many times.
+//
+// Lifetimes:
+//  - A Model owns the parsed graph and its weights. It may be destroyed after Sessions were
+//    created from it: a Session keeps what it needs (shared ownership).
+//  - A Session is prepared once (shape checks, constant folding, fusions, packed weights) and is
+//    immutable afterwards: Session::run may be called concurrently from several threads; each
+//    call uses its own run context (scratch buffers, sparse rulebook cache).
+//  - Tensor is a reference-counted handle. A Tensor made with Tensor::wrap borrows the caller's
+//    buffer without copying: the caller keeps it alive (and unchanged) for as long as any copy of
+//    the handle is used, e.g. until Session::run returns for a feed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pointrt {
+
+/// Element types. The numeric values are ONNX's TensorProto::DataType codes.
+enum class DType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,  // stored as one byte, 0 or 1
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+};
+
+/// Bytes per element (0 for undefined/string).
+size_t dtype_size(DType t);
+/// Lower-case name as ONNX writes it ("float", "int64", "bool", ...).
+const char* dtype_name(DType t);
+
+using Shape = std::vector<int64_t>;
+/// "[1, 3, 224, 224]"
+std::string shape_to_string(const Shape& s);
+/// Product of the dimensions (1 for a scalar, 0 if any dimension is 0).
+int64_t shape_numel(const Shape& s);
+
+/// The single exception type pointrt throws. what() is one line that names the file, node,
+/// tensor, the expected and the received value where they apply.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// A dense, row-major, contiguous tensor.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// New owned, uninitialised storage.
+  static Tensor allocate(DType dtype, Shape shape);
+  /// New owned storage filled with zeros.
+  static Tensor zeros(DType dtype, Shape shape);
+  /// Borrow `data` (no copy). The caller keeps it alive while the Tensor is used.
+  static Tensor wrap(DType dtype, Shape shape, void* data);
+  /// Share ownership of `owner`, whose memory starts at `data`.
+  static Tensor wrap_shared(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data);
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t dim(size_t i) const { return shape_.at(i); }
+  size_t rank() const { return shape_.size(); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  template <typename T>
+  T* data_as() { return static_cast<T*>(data_); }
+  template <typename T>
+  const T* data_as() const { return static_cast<const T*>(data_); }
+  /// A deep copy with its own storage.
+  Tensor clone() const;
+  /// Same storage, another shape with the same number of elements.
+  Tensor reshaped(Shape shape) const;
+  /// True when the storage belongs to this handle family (not a borrowed buffer).
+  bool owns_storage() const { return owner_ != nullptr; }
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<void> owner_;
+  void* data_ = nullptr;
+};
+
+/// One dimension of a declared shape: a fixed size, or a symbol ("N", "batch") or unknown.
+struct Dim {
+  int64_t value = -1;  // >= 0 when fixed
+  std::string symbol;  // non-empty for a named symbolic dimension
+  bool is_fixed() const { return value >= 0; }
+};
+
+/// A graph input or output as the model declares it.
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;  // false when the model gives no shape at all
+  std::vector<Dim> shape;
+  std::string to_string() const;  // "points: float32 [1, N, 3]"
+};
+
+struct SessionOptions {
+  /// Intra-op threads; 0 = all cores (OpenMP default).
+  int intra_op_threads = 0;
+  /// Graph optimisations (constant folding, Conv+BatchNorm+Relu fusion).
+  bool optimize = true;
+  /// Collect per-node timings; read them with Session::last_profile().
+  bool profile = false;
+};
+
+namespace detail {
+struct ModelImpl;
+struct SessionImpl;
+}  // namespace detail
+
+/// A loaded ONNX model (graph + weights). Cheap to copy (shared).
+class Model {
+ public:
+  /// Parse an .onnx file; external data files are resolved relative to its folder.
+  /// Throws Error naming the file for unreadable, truncated or malformed content.
+  static Model load(const std::string& path);
+  /// Parse from memory. `base_dir` resolves external data ("" = none allowed).
+  static Model load_from_bytes(const void* data, size_t size, const std::string& base_dir = "",
+                               const std::string& display_name = "<memory>");
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  /// domain ("" for ai.onnx) -> opset version.
+  const std::map<std::string, int64_t>& opsets() const;
+  std::string path() const;
+  std::shared_ptr<detail::ModelImpl> impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::ModelImpl> impl_;
+};
+
+/// Per-node timing of one run (with SessionOptions::profile).
+struct NodeProfile {
+  std::string node_name;
+  std::string op_type;
+  double milliseconds = 0;
+};
+
+/// A prepared model. Thread-safe: run() may be called from several threads at once.
+class Session {
+ public:
+  /// Prepare: check operators (all unsupported ones are reported together in one Error),
+  /// fold constants, fuse, build kernels and packed weights.
+  explicit Session(const Model& model, const SessionOptions& options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+
+  /// Run with named feeds. Feeds are used without copying. Returns the graph outputs in the
+  /// model's order. Throws Error on a missing feed or a feed with the wrong dtype/rank/shape.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds) const;
+  /// Same, writing into caller-provided output tensors (dtype and shape must match the result).
+  void run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const;
+
+  /// Per-node timings of the most recent run on this thread (empty unless profiling).
+  std::vector<NodeProfile> last_profile() const;
+  /// Nodes after optimisation: "op_type:name" in execution order (for inspection and tests).
+  std::vector<std::string> execution_plan() const;
+
+ private:
+  std::unique_ptr<detail::SessionImpl> impl_;
+};
+
+/// One row of the operator table.
+struct OpSupport {
+  std::string domain;  // "" = ai.onnx, "pointrt"
+  std::string op_type;
+  int since_version;   // first opset this kernel serves
+  int until_version;   // last opset this kernel serves
+  std::vector<DType> types;  // element types of the main ("T") input
+  std::string note;
+};
+/// Every supported (domain, op, opset range), sorted.
+std::vector<OpSupport> supported_ops();
+
+}  // namespace pointrt

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything pointrt needs (Debian packages, a Python venv with the PyPI extras) and
+# builds it. Idempotent and quiet when everything is already there.
+#   scripts/setup.sh            # Release build in build/
+#   BUILD_DIR=build-asan CMAKE_ARGS="-DPOINTRT_SANITIZE=ON" scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git zlib1g-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  pybind11-dev python3-dev python3-venv python3-pip python3-numpy python3-torch
+  clang libclang-rt-14-dev unzip)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python: Debian's torch 1.13 (CPU) plus PyPI's onnx/onnxruntime in a venv that sees it.
+# onnx 1.16.2 is the newest wheel that still ships the backend node tests' .pb files.
+VENV=.venv
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV (with Debian's system site-packages for torch)"
+  /usr/bin/python3 -m venv --system-site-packages "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import onnx, onnxruntime; assert onnx.__version__ == '1.16.2'" 2>/dev/null; then
+  echo "setup: installing Python packages into $VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx==1.16.2" "onnxruntime" pytest
+fi
+if ! "$VENV/bin/python" -c "import pointrt" 2>/dev/null; then
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e python/ >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DPython3_EXECUTABLE="$PWD/$VENV/bin/python" ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"

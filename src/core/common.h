@@ -1,0 +1,159 @@
+// Internal helpers shared by every part of the runtime: error formatting, dtype dispatch,
+// float16 conversion and a parallel loop.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "pointrt/pointrt.h"
+
+namespace pointrt {
+
+namespace detail_fmt {
+inline void append(std::ostringstream&) {}
+template <typename T, typename... Rest>
+void append(std::ostringstream& os, const T& v, const Rest&... rest) {
+  os << v;
+  append(os, rest...);
+}
+}  // namespace detail_fmt
+
+/// Concatenate anything streamable into one string.
+template <typename... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream os;
+  detail_fmt::append(os, args...);
+  return os.str();
+}
+
+/// Throw pointrt::Error with the concatenated message.
+template <typename... Args>
+[[noreturn]] void fail(const Args&... args) {
+  throw Error(str_cat(args...));
+}
+
+#define PRT_CHECK(cond, ...)                    \
+  do {                                          \
+    if (!(cond)) ::pointrt::fail(__VA_ARGS__); \
+  } while (0)
+
+inline bool is_float_type(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16;
+}
+inline bool is_signed_int_type(DType t) {
+  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
+}
+inline bool is_unsigned_int_type(DType t) {
+  return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
+}
+inline bool is_int_type(DType t) { return is_signed_int_type(t) || is_unsigned_int_type(t); }
+
+template <typename T>
+struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kInt16; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kUInt16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUInt32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUInt64; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+
+// Dispatch a generic lambda `f(T{})` on a runtime dtype. Bool is stored as one byte: it is
+// dispatched as `bool` (sizeof(bool) == 1 on every platform we build for).
+template <typename F>
+void dispatch_numeric(DType t, const char* what, F&& f) {
+  switch (t) {
+    case DType::kFloat32: f(float{}); return;
+    case DType::kFloat64: f(double{}); return;
+    case DType::kInt8: f(int8_t{}); return;
+    case DType::kInt16: f(int16_t{}); return;
+    case DType::kInt32: f(int32_t{}); return;
+    case DType::kInt64: f(int64_t{}); return;
+    case DType::kUInt8: f(uint8_t{}); return;
+    case DType::kUInt16: f(uint16_t{}); return;
+    case DType::kUInt32: f(uint32_t{}); return;
+    case DType::kUInt64: f(uint64_t{}); return;
+    default: fail(what, ": unsupported element type ", dtype_name(t));
+  }
+}
+template <typename F>
+void dispatch_all(DType t, const char* what, F&& f) {
+  if (t == DType::kBool) { f(bool{}); return; }
+  dispatch_numeric(t, what, std::forward<F>(f));
+}
+template <typename F>
+void dispatch_float(DType t, const char* what, F&& f) {
+  switch (t) {
+    case DType::kFloat32: f(float{}); return;
+    case DType::kFloat64: f(double{}); return;
+    default: fail(what, ": unsupported element type ", dtype_name(t), " (expected float32 or float64)");
+  }
+}
+/// Copy elements by raw bytes regardless of type (any dtype of the given size).
+template <typename F>
+void dispatch_by_size(DType t, const char* what, F&& f) {
+  switch (dtype_size(t)) {
+    case 1: f(uint8_t{}); return;
+    case 2: f(uint16_t{}); return;
+    case 4: f(uint32_t{}); return;
+    case 8: f(uint64_t{}); return;
+    default: fail(what, ": unsupported element type ", dtype_name(t));
+  }
+}
+
+/// IEEE half <-> float.
+inline float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
+  if (exp == 0) {
+    if (mant == 0) bits = sign;
+    else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400u)) { mant <<= 1; --exp; }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 31) bits = sign | 0x7f800000u | (mant << 13);
+  else bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+inline uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half_mant = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (half_mant & 1))) ++half_mant;
+    return static_cast<uint16_t>(sign | half_mant);
+  }
+  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even
+  return static_cast<uint16_t>(h);
+}
+
+/// Normalise a possibly negative axis into [0, rank); error names the node.
+inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& where) {
+  if (axis < -rank || axis >= rank)
+    fail(where, ": axis ", axis, " is out of range for a tensor of rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace pointrt

@@ -1,0 +1,136 @@
+// Tensor, dtype and shape helpers of the public API.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+#include "pointrt/pointrt.h"
+
+namespace pointrt {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 4;
+    case DType::kUInt8: return 1;
+    case DType::kInt8: return 1;
+    case DType::kUInt16: return 2;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
+    case DType::kFloat16: return 2;
+    case DType::kFloat64: return 8;
+    case DType::kUInt32: return 4;
+    case DType::kUInt64: return 8;
+    default: return 0;
+  }
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "float32";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kUInt16: return "uint16";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kString: return "string";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kFloat64: return "float64";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
+    default: return "undefined";
+  }
+}
+
+std::string shape_to_string(const Shape& s) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << "]";
+  return os.str();
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string ValueInfo::to_string() const {
+  std::ostringstream os;
+  os << name << ": " << dtype_name(dtype) << " ";
+  if (!has_shape) return os.str() + "(shape unknown)";
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) os << ", ";
+    if (shape[i].is_fixed()) os << shape[i].value;
+    else if (!shape[i].symbol.empty()) os << shape[i].symbol;
+    else os << "?";
+  }
+  os << "]";
+  return os.str();
+}
+
+namespace {
+// 64-byte aligned storage so SIMD kernels and oneDNN get aligned rows.
+std::shared_ptr<void> aligned_storage(size_t bytes) {
+  size_t padded = ((bytes + 63) / 64) * 64;
+  if (padded == 0) padded = 64;
+  void* p = std::aligned_alloc(64, padded);
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+}  // namespace
+
+Tensor Tensor::allocate(DType dtype, Shape shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error("cannot allocate a tensor of negative shape " + shape_to_string(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.owner_ = aligned_storage(t.nbytes());
+  t.data_ = t.owner_.get();
+  return t;
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t = allocate(dtype, std::move(shape));
+  std::memset(t.data_, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::wrap(DType dtype, Shape shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::wrap_shared(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.owner_ = std::move(owner);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = allocate(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw Error("cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+}  // namespace pointrt

@@ -1,0 +1,78 @@
+#include "graph/ir.h"
+
+namespace pointrt {
+
+const Attribute& Attributes::require(const std::string& name, Attribute::Kind kind,
+                                     const char* kind_name) const {
+  auto it = items.find(name);
+  if (it == items.end()) fail(owner, ": required attribute '", name, "' is missing");
+  if (it->second.kind != kind) fail(owner, ": attribute '", name, "' must be ", kind_name);
+  return it->second;
+}
+
+int64_t Attributes::get_int(const std::string& name, int64_t dflt) const {
+  return has(name) ? get_int(name) : dflt;
+}
+int64_t Attributes::get_int(const std::string& name) const {
+  return require(name, Attribute::Kind::kInt, "an int").i;
+}
+float Attributes::get_float(const std::string& name, float dflt) const {
+  return has(name) ? get_float(name) : dflt;
+}
+float Attributes::get_float(const std::string& name) const {
+  auto it = items.find(name);
+  // Exporters sometimes write an int where a float is meant (e.g. alpha=1).
+  if (it != items.end() && it->second.kind == Attribute::Kind::kInt) return static_cast<float>(it->second.i);
+  return require(name, Attribute::Kind::kFloat, "a float").f;
+}
+std::string Attributes::get_string(const std::string& name, const std::string& dflt) const {
+  return has(name) ? require(name, Attribute::Kind::kString, "a string").s : dflt;
+}
+std::vector<int64_t> Attributes::get_ints(const std::string& name, std::vector<int64_t> dflt) const {
+  return has(name) ? get_ints(name) : dflt;
+}
+std::vector<int64_t> Attributes::get_ints(const std::string& name) const {
+  auto it = items.find(name);
+  if (it != items.end() && it->second.kind == Attribute::Kind::kInt) return {it->second.i};
+  return require(name, Attribute::Kind::kInts, "a list of ints").ints;
+}
+std::vector<float> Attributes::get_floats(const std::string& name, std::vector<float> dflt) const {
+  return has(name) ? get_floats(name) : dflt;
+}
+std::vector<float> Attributes::get_floats(const std::string& name) const {
+  auto it = items.find(name);
+  if (it != items.end() && it->second.kind == Attribute::Kind::kFloat) return {it->second.f};
+  return require(name, Attribute::Kind::kFloats, "a list of floats").floats;
+}
+std::vector<std::string> Attributes::get_strings(const std::string& name) const {
+  return require(name, Attribute::Kind::kStrings, "a list of strings").strings;
+}
+const Tensor* Attributes::get_tensor(const std::string& name) const {
+  auto it = items.find(name);
+  if (it == items.end()) return nullptr;
+  if (it->second.kind != Attribute::Kind::kTensor) fail(owner, ": attribute '", name, "' must be a tensor");
+  return &it->second.t;
+}
+
+int Graph::add_value(const std::string& name) {
+  if (!name.empty() && value_ids.count(name)) fail("graph '", this->name, "': value '", name, "' is defined twice");
+  int id = static_cast<int>(values.size());
+  values.push_back(Value{});
+  values.back().name = name;
+  if (!name.empty()) value_ids[name] = id;
+  return id;
+}
+
+void Graph::compact() {
+  std::vector<Node> kept;
+  kept.reserve(nodes.size());
+  for (auto& n : nodes)
+    if (!n.removed) kept.push_back(std::move(n));
+  nodes = std::move(kept);
+  for (auto& v : values) v.producer = -1;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int o : nodes[i].outputs)
+      if (o >= 0) values[o].producer = static_cast<int>(i);
+}
+
+}  // namespace pointrt

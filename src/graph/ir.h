@@ -1,0 +1,96 @@
+// The in-memory graph pointrt works on: values (edges), nodes, attributes.
+// Built by onnx_import.cc, rewritten by the passes, turned into a plan by the session.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common.h"
+#include "pointrt/pointrt.h"
+
+namespace pointrt {
+
+struct Graph;
+
+/// An ONNX attribute, decoded.
+struct Attribute {
+  enum class Kind { kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors };
+  Kind kind = Kind::kInt;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::shared_ptr<Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+};
+
+/// A node's attributes with typed accessors. Every accessor names the node on error.
+class Attributes {
+ public:
+  std::map<std::string, Attribute> items;
+  std::string owner;  // "node 'conv1' (Conv)" for messages
+
+  bool has(const std::string& name) const { return items.count(name) != 0; }
+  int64_t get_int(const std::string& name, int64_t dflt) const;
+  int64_t get_int(const std::string& name) const;  // required
+  float get_float(const std::string& name, float dflt) const;
+  float get_float(const std::string& name) const;  // required
+  std::string get_string(const std::string& name, const std::string& dflt) const;
+  std::vector<int64_t> get_ints(const std::string& name, std::vector<int64_t> dflt) const;
+  std::vector<int64_t> get_ints(const std::string& name) const;  // required
+  std::vector<float> get_floats(const std::string& name, std::vector<float> dflt) const;
+  std::vector<float> get_floats(const std::string& name) const;  // required
+  std::vector<std::string> get_strings(const std::string& name) const;
+  const Tensor* get_tensor(const std::string& name) const;  // nullptr when absent
+
+ private:
+  const Attribute& require(const std::string& name, Attribute::Kind kind, const char* kind_name) const;
+};
+
+/// A graph edge.
+struct Value {
+  std::string name;
+  DType dtype = DType::kUndefined;  // from the model or inference; undefined if unknown
+  bool has_shape = false;
+  std::vector<Dim> shape;
+  std::optional<Tensor> constant;   // initializer or folded constant
+  int producer = -1;                // node index, -1 for graph inputs / constants
+};
+
+struct Node {
+  std::string name;     // never empty after import ("<op>_<index>" when the file has none)
+  std::string op_type;
+  std::string domain;   // "" for ai.onnx
+  int64_t opset = 0;    // the model's opset for this node's domain
+  std::vector<int> inputs;   // value ids; -1 = omitted optional input
+  std::vector<int> outputs;  // value ids; -1 = omitted optional output
+  Attributes attrs;
+  bool removed = false;  // set by passes; compacted away before planning
+
+  std::string describe() const { return str_cat("node '", name, "' (", domain.empty() ? "" : domain + "::", op_type, ")"); }
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // graph inputs that are fed (initializers excluded)
+  std::vector<int> outputs;
+  std::map<std::string, int64_t> opsets;  // domain -> version ("" = ai.onnx)
+  std::map<std::string, int> value_ids;
+
+  int find_value(const std::string& name) const {
+    auto it = value_ids.find(name);
+    return it == value_ids.end() ? -1 : it->second;
+  }
+  int add_value(const std::string& name);  // errors on a duplicate name
+  /// Remove nodes marked `removed`, drop values nobody uses, recompute producers.
+  void compact();
+};
+
+}  // namespace pointrt

@@ -1,0 +1,346 @@
+#include "graph/onnx_import.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <queue>
+
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace pointrt {
+
+namespace {
+
+std::vector<ForeignImporter>& foreign_importers() {
+  static std::vector<ForeignImporter> list;
+  return list;
+}
+
+DType dtype_from_proto(int32_t t, const std::string& where) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16: case onnx::TensorProto::INT32:
+    case onnx::TensorProto::INT64: case onnx::TensorProto::BOOL: case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::DOUBLE: case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64:
+      return static_cast<DType>(t);
+    case onnx::TensorProto::STRING: return DType::kString;
+    default: fail(where, ": unsupported element type code ", t);
+  }
+}
+
+std::string read_file_segment(const std::string& path, int64_t offset, int64_t length, const std::string& where) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(where, ": cannot open external data file '", path, "'");
+  f.seekg(0, std::ios::end);
+  int64_t file_size = f.tellg();
+  if (offset < 0 || offset > file_size) fail(where, ": external data offset ", offset, " is beyond the end of '", path, "' (", file_size, " bytes)");
+  if (length < 0) length = file_size - offset;
+  if (offset + length > file_size)
+    fail(where, ": external data '", path, "' has ", file_size, " bytes, expected at least ", offset + length);
+  std::string buf(static_cast<size_t>(length), '\0');
+  f.seekg(offset);
+  f.read(buf.data(), length);
+  if (!f) fail(where, ": failed reading external data '", path, "'");
+  return buf;
+}
+
+template <typename Src, typename Dst>
+void copy_typed(const google::protobuf::RepeatedField<Src>& src, Dst* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[static_cast<int>(i)]);
+}
+
+}  // namespace
+
+void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& where_in) {
+  std::string where = where_in + " tensor '" + p.name() + "'";
+  if (p.has_segment()) fail(where, ": segmented tensors are not supported");
+  DType dt = dtype_from_proto(p.data_type(), where);
+  if (dt == DType::kString) fail(where, ": string tensors are not supported");
+  Shape shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) fail(where, ": negative dimension in shape ", shape_to_string(shape));
+  // Guard the product against overflow before allocating.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > (int64_t(1) << 40) / d) fail(where, ": shape ", shape_to_string(shape), " is too large");
+    n *= d;
+  }
+  size_t esize = dtype_size(dt);
+  size_t expected_bytes = static_cast<size_t>(n) * esize;
+
+  std::string external;
+  const std::string* raw = nullptr;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : p.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    }
+    if (location.empty()) fail(where, ": external data without a location");
+    if (base_dir.empty()) fail(where, ": external data '", location, "' but the model was not loaded from a file");
+    if (location.find("..") != std::string::npos || location[0] == '/')
+      fail(where, ": external data location '", location, "' must be a relative path inside the model's folder");
+    external = read_file_segment(base_dir + "/" + location, offset, length, where);
+    raw = &external;
+  } else if (p.has_raw_data()) {
+    raw = &p.raw_data();
+  }
+
+  Tensor t = Tensor::allocate(dt, shape);
+  if (raw) {
+    if (raw->size() != expected_bytes)
+      fail(where, ": has ", raw->size(), " bytes of data, expected ", expected_bytes, " for ", dtype_name(dt), " ", shape_to_string(shape));
+    if (expected_bytes) std::memcpy(t.data(), raw->data(), expected_bytes);
+    return t;
+  }
+  auto check_count = [&](int64_t got) {
+    if (got != n) fail(where, ": has ", got, " values, expected ", n, " for shape ", shape_to_string(shape));
+  };
+  switch (dt) {
+    case DType::kFloat32: check_count(p.float_data_size()); copy_typed(p.float_data(), t.data_as<float>(), n); break;
+    case DType::kFloat64: check_count(p.double_data_size()); copy_typed(p.double_data(), t.data_as<double>(), n); break;
+    case DType::kInt64: check_count(p.int64_data_size()); copy_typed(p.int64_data(), t.data_as<int64_t>(), n); break;
+    case DType::kInt32: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int32_t>(), n); break;
+    case DType::kInt16: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int16_t>(), n); break;
+    case DType::kInt8: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int8_t>(), n); break;
+    case DType::kUInt8: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
+    case DType::kUInt16: case DType::kFloat16: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint16_t>(), n); break;
+    case DType::kBool: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
+    case DType::kUInt32: check_count(p.uint64_data_size()); copy_typed(p.uint64_data(), t.data_as<uint32_t>(), n); break;
+    case DType::kUInt64: check_count(p.uint64_data_size()); copy_typed(p.uint64_data(), t.data_as<uint64_t>(), n); break;
+    default: fail(where, ": unsupported element type ", dtype_name(dt));
+  }
+  return t;
+}
+
+namespace {
+
+void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
+  if (!vi.has_type() || !vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  if (tt.elem_type() != 0) {
+    try { v.dtype = dtype_from_proto(tt.elem_type(), "value '" + vi.name() + "'"); } catch (const Error&) {}
+  }
+  if (tt.has_shape()) {
+    v.has_shape = true;
+    v.shape.clear();
+    for (const auto& d : tt.shape().dim()) {
+      Dim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      v.shape.push_back(dim);
+    }
+  }
+}
+
+Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where) {
+  Attribute r;
+  switch (a.type()) {
+    case onnx::AttributeProto::FLOAT: r.kind = Attribute::Kind::kFloat; r.f = a.f(); break;
+    case onnx::AttributeProto::INT: r.kind = Attribute::Kind::kInt; r.i = a.i(); break;
+    case onnx::AttributeProto::STRING: r.kind = Attribute::Kind::kString; r.s = a.s(); break;
+    case onnx::AttributeProto::TENSOR: r.kind = Attribute::Kind::kTensor; r.t = tensor_from_proto(a.t(), base_dir, where); break;
+    case onnx::AttributeProto::GRAPH: r.kind = Attribute::Kind::kGraph; break;  // subgraphs: not executed
+    case onnx::AttributeProto::FLOATS: r.kind = Attribute::Kind::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case onnx::AttributeProto::INTS: r.kind = Attribute::Kind::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case onnx::AttributeProto::STRINGS: r.kind = Attribute::Kind::kStrings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case onnx::AttributeProto::TENSORS: r.kind = Attribute::Kind::kTensors; break;
+    default:
+      // Old files leave `type` unset; infer it from the populated field.
+      if (a.has_f()) { r.kind = Attribute::Kind::kFloat; r.f = a.f(); }
+      else if (a.has_i()) { r.kind = Attribute::Kind::kInt; r.i = a.i(); }
+      else if (a.has_s()) { r.kind = Attribute::Kind::kString; r.s = a.s(); }
+      else if (a.has_t()) { r.kind = Attribute::Kind::kTensor; r.t = tensor_from_proto(a.t(), base_dir, where); }
+      else if (a.floats_size()) { r.kind = Attribute::Kind::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); }
+      else if (a.ints_size()) { r.kind = Attribute::Kind::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); }
+      else if (a.strings_size()) { r.kind = Attribute::Kind::kStrings; r.strings.assign(a.strings().begin(), a.strings().end()); }
+      else fail(where, ": attribute '", a.name(), "' has no value");
+  }
+  return r;
+}
+
+// Constant node -> tensor.
+Tensor constant_node_value(const Node& n) {
+  const auto& items = n.attrs.items;
+  if (items.size() != 1) fail(n.describe(), ": a Constant node needs exactly one value attribute");
+  const auto& [key, a] = *items.begin();
+  if (key == "value") return a.t;
+  if (key == "value_float") { Tensor t = Tensor::allocate(DType::kFloat32, {}); *t.data_as<float>() = a.f; return t; }
+  if (key == "value_int") { Tensor t = Tensor::allocate(DType::kInt64, {}); *t.data_as<int64_t>() = a.i; return t; }
+  if (key == "value_floats") {
+    Tensor t = Tensor::allocate(DType::kFloat32, {static_cast<int64_t>(a.floats.size())});
+    std::copy(a.floats.begin(), a.floats.end(), t.data_as<float>());
+    return t;
+  }
+  if (key == "value_ints") {
+    Tensor t = Tensor::allocate(DType::kInt64, {static_cast<int64_t>(a.ints.size())});
+    std::copy(a.ints.begin(), a.ints.end(), t.data_as<int64_t>());
+    return t;
+  }
+  fail(n.describe(), ": Constant attribute '", key, "' is not supported");
+}
+
+void topological_sort(Graph& g, const std::string& file) {
+  size_t n = g.nodes.size();
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (size_t i = 0; i < n; ++i)
+    for (int in : g.nodes[i].inputs) {
+      if (in < 0) continue;
+      int p = g.values[in].producer;
+      if (p >= 0) { ++indegree[i]; consumers[p].push_back(static_cast<int>(i)); }
+    }
+  // Keep file order among ready nodes (a min-heap on the original index) for stable plans.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (!indegree[i]) ready.push(static_cast<int>(i));
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int c : consumers[i])
+      if (--indegree[c] == 0) ready.push(c);
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i)
+      if (indegree[i]) fail(file, ": the graph has a cycle through ", g.nodes[i].describe());
+  }
+  std::vector<Node> sorted;
+  sorted.reserve(n);
+  for (int i : order) sorted.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(sorted);
+  g.compact();
+}
+
+}  // namespace
+
+std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,
+                                               const std::string& file) {
+  if (size == 0) fail(file, ": the model file is empty");
+  if (size > static_cast<size_t>(INT32_MAX))
+    fail(file, ": the model protobuf is ", size, " bytes; files over 2 GB must keep their weights as external data");
+  onnx::ModelProto proto;
+  if (!proto.ParseFromArray(data, static_cast<int>(size)))
+    fail(file, ": not a valid ONNX model (the protobuf could not be parsed; the file may be truncated or not an ONNX file)");
+  if (!proto.has_graph()) fail(file, ": the model has no graph (is this an ONNX file?)");
+
+  auto impl = std::make_shared<detail::ModelImpl>();
+  impl->path = file;
+  impl->ir_version = proto.ir_version();
+  impl->producer = proto.producer_name();
+  for (auto importer : foreign_importers())
+    if (importer(proto, impl->import_notes)) break;
+
+  // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not
+  // fatal (our own kernels check shapes at run time), but a message is kept for `inspect`.
+  try {
+    onnx::shape_inference::InferShapes(proto);
+  } catch (const std::exception& e) {
+    impl->import_notes.push_back(std::string("ONNX shape inference stopped: ") + e.what());
+  }
+
+  Graph& g = impl->graph;
+  const auto& gp = proto.graph();
+  g.name = gp.name();
+  for (const auto& op : proto.opset_import()) {
+    std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    g.opsets[domain] = op.version();
+  }
+  if (!g.opsets.count("") && proto.opset_import_size() == 0) g.opsets[""] = 1;
+
+  for (const auto& init : gp.initializer()) {
+    if (init.name().empty()) fail(file, ": an initializer has no name");
+    int id = g.add_value(init.name());
+    g.values[id].constant = tensor_from_proto(init, base_dir, file + ":");
+    g.values[id].dtype = g.values[id].constant->dtype();
+    g.values[id].has_shape = true;
+    for (int64_t d : g.values[id].constant->shape()) g.values[id].shape.push_back(Dim{d, ""});
+  }
+  for (const auto& in : gp.input()) {
+    int id = g.find_value(in.name());
+    if (id >= 0) continue;  // an input that is also an initializer: a constant with a default
+    id = g.add_value(in.name());
+    fill_value_info(in, g.values[id]);
+    g.inputs.push_back(id);
+  }
+
+  // Create every node's outputs first: files need not be topologically sorted.
+  g.nodes.reserve(gp.node_size());
+  for (int ni = 0; ni < gp.node_size(); ++ni) {
+    const auto& np = gp.node(ni);
+    Node n;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name = np.name().empty() ? str_cat(n.op_type, "_", ni) : np.name();
+    if (n.op_type.empty()) fail(file, ": node ", ni, " has no op_type");
+    auto ops = g.opsets.find(n.domain);
+    if (ops == g.opsets.end()) fail(file, ": ", n.describe(), " uses domain '", n.domain, "' which the model does not import (opset_import)");
+    n.opset = ops->second;
+    n.attrs.owner = n.describe();
+    for (const auto& a : np.attribute()) n.attrs.items[a.name()] = convert_attribute(a, base_dir, file + ": " + n.describe());
+    for (const auto& o : np.output()) {
+      if (o.empty()) { n.outputs.push_back(-1); continue; }
+      if (g.find_value(o) >= 0) fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
+      int id = g.add_value(o);
+      g.values[id].producer = static_cast<int>(g.nodes.size());
+      n.outputs.push_back(id);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (int ni = 0; ni < gp.node_size(); ++ni) {
+    Node& n = g.nodes[ni];
+    for (const auto& in : gp.node(ni).input()) {
+      if (in.empty()) { n.inputs.push_back(-1); continue; }
+      int id = g.find_value(in);
+      if (id < 0) fail(file, ": ", n.describe(), " input '", in, "' is not a graph input, an initializer or another node's output");
+      n.inputs.push_back(id);
+    }
+  }
+  for (const auto& vi : gp.value_info()) {
+    int id = g.find_value(vi.name());
+    if (id >= 0 && !g.values[id].constant) fill_value_info(vi, g.values[id]);
+  }
+  for (const auto& out : gp.output()) {
+    int id = g.find_value(out.name());
+    if (id < 0) fail(file, ": graph output '", out.name(), "' is not produced by any node");
+    fill_value_info(out, g.values[id]);
+    g.outputs.push_back(id);
+  }
+  topological_sort(g, file);
+
+  // Constant nodes become constants right away.
+  for (auto& n : g.nodes) {
+    if (n.op_type != "Constant" || !n.domain.empty()) continue;
+    if (n.outputs.size() != 1 || n.outputs[0] < 0) fail(file, ": ", n.describe(), " must have one output");
+    Value& v = g.values[n.outputs[0]];
+    v.constant = constant_node_value(n);
+    v.dtype = v.constant->dtype();
+    v.has_shape = true;
+    v.shape.clear();
+    for (int64_t d : v.constant->shape()) v.shape.push_back(Dim{d, ""});
+    n.removed = true;
+  }
+  g.compact();
+
+  auto info = [&](int id) {
+    const Value& v = g.values[id];
+    ValueInfo vi;
+    vi.name = v.name;
+    vi.dtype = v.dtype;
+    vi.has_shape = v.has_shape;
+    vi.shape = v.shape;
+    return vi;
+  };
+  for (int id : g.inputs) impl->inputs.push_back(info(id));
+  for (int id : g.outputs) impl->outputs.push_back(info(id));
+  return impl;
+}
+
+}  // namespace pointrt

@@ -1,0 +1,105 @@
+#include "ops/kernel.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "ops/families.h"
+
+namespace pointrt {
+
+const std::vector<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64};
+const std::vector<DType> kFloat32Only = {DType::kFloat32};
+const std::vector<DType> kIntTypes = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
+                                      DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
+const std::vector<DType> kSignedNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
+                                                DType::kInt16, DType::kInt32, DType::kInt64};
+const std::vector<DType> kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
+                                          DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16,
+                                          DType::kUInt32, DType::kUInt64};
+const std::vector<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
+                                      DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16,
+                                      DType::kUInt32, DType::kUInt64, DType::kBool};
+const std::vector<DType> kBoolOnly = {DType::kBool};
+
+const Tensor& KernelContext::input(size_t i) const {
+  if (!has_input(i)) fail(where(), ": required input ", i, " is missing");
+  return *inputs_[i];
+}
+
+std::string KernelContext::input_name(size_t i) const {
+  return i < node_.inputs.size() && node_.inputs[i] >= 0 ? str_cat("input ", i) : str_cat("input ", i, " (absent)");
+}
+
+Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
+  if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
+  for (int64_t d : shape)
+    if (d < 0) fail(where(), ": output ", i, " would have a negative dimension ", shape_to_string(shape));
+  outputs_[i] = allocator_.allocate(dtype, shape);
+  return outputs_[i];
+}
+
+void KernelContext::set_output(size_t i, Tensor t) {
+  if (i >= outputs_.size()) fail(where(), ": kernel set output ", i, " but the node has ", outputs_.size());
+  outputs_[i] = std::move(t);
+}
+
+void OpTable::add(OpEntry e) {
+  auto key = std::make_pair(e.domain, e.op_type);
+  for (size_t idx : index_[key]) {
+    const OpEntry& o = entries_[idx];
+    if (!(e.until < o.since || e.since > o.until))
+      fail("operator table: ", e.domain, "::", e.op_type, " opsets ", e.since, "-", e.until, " overlap ", o.since, "-", o.until);
+  }
+  index_[key].push_back(entries_.size());
+  entries_.push_back(std::move(e));
+}
+
+const OpEntry* OpTable::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
+  auto it = index_.find({domain, op_type});
+  if (it == index_.end()) return nullptr;
+  for (size_t idx : it->second) {
+    const OpEntry& e = entries_[idx];
+    if (opset >= e.since && opset <= e.until) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<const OpEntry*> OpTable::find_all(const std::string& domain, const std::string& op_type) const {
+  std::vector<const OpEntry*> r;
+  auto it = index_.find({domain, op_type});
+  if (it != index_.end())
+    for (size_t idx : it->second) r.push_back(&entries_[idx]);
+  return r;
+}
+
+const OpTable& op_table() {
+  static const OpTable table = [] {
+    OpTable t;
+    register_onnx_elementwise(t);
+    register_onnx_tensor(t);
+    register_onnx_reduce(t);
+    register_onnx_nn(t);
+    register_onnx_image(t);
+    register_pointnet2(t);
+    register_sparse(t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<NamedPass>& graph_passes() {
+  static std::vector<NamedPass> passes;
+  return passes;
+}
+
+std::vector<OpSupport> supported_ops() {
+  std::vector<OpSupport> r;
+  for (const auto& e : op_table().entries())
+    r.push_back(OpSupport{e.domain, e.op_type, e.since, e.until, e.types, e.note});
+  std::sort(r.begin(), r.end(), [](const OpSupport& a, const OpSupport& b) {
+    return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
+  });
+  return r;
+}
+
+}  // namespace pointrt

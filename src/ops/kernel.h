@@ -1,0 +1,150 @@
+// The operator kernel interface and the operator table.
+//
+// A kernel is built once at prepare time by its factory (attributes parsed, weights packed),
+// then run many times, possibly concurrently: OpKernel::run is const and must keep no mutable
+// state. Output shapes are decided at run time by the kernel itself (ctx.output allocates), so
+// symbolic and data-dependent sizes (voxel counts, NonZero) need no special path.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common.h"
+#include "graph/ir.h"
+
+namespace pointrt {
+
+/// Allocates output storage; the session passes one backed by its buffer pool.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual Tensor allocate(DType dtype, const Shape& shape) = 0;
+};
+
+/// Per-run scratch shared by the kernels of one run (e.g. sparse rulebooks keyed by name).
+struct RunCache {
+  std::map<std::string, std::shared_ptr<void>> entries;
+};
+
+/// What a kernel sees while it runs.
+class KernelContext {
+ public:
+  KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
+                Allocator& allocator, RunCache& cache)
+      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator), cache_(cache) {}
+
+  const Node& node() const { return node_; }
+  /// "node 'name' (Op)" for error messages.
+  std::string where() const { return node_.describe(); }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  /// Input i; an error naming the node if it is absent.
+  const Tensor& input(size_t i) const;
+  /// Name of input i in the graph (for messages).
+  std::string input_name(size_t i) const;
+  size_t num_outputs() const { return outputs_.size(); }
+  /// Allocate output i with the given dtype and shape and return it.
+  Tensor& output(size_t i, DType dtype, const Shape& shape);
+  /// Set output i to an existing tensor (aliasing, e.g. Reshape or Identity without a copy).
+  void set_output(size_t i, Tensor t);
+  RunCache& cache() { return cache_; }
+
+ private:
+  const Node& node_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor>& outputs_;
+  Allocator& allocator_;
+  RunCache& cache_;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual void run(KernelContext& ctx) const = 0;
+};
+
+/// What a factory sees at prepare time.
+struct KernelInit {
+  const Node& node;
+  const Graph& graph;
+  std::string where() const { return node.describe(); }
+  const Attributes& attrs() const { return node.attrs; }
+  int64_t opset() const { return node.opset; }
+  size_t num_inputs() const { return node.inputs.size(); }
+  bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] >= 0; }
+  /// Constant value of input i (initializer or folded), nullptr if it varies per run.
+  const Tensor* constant_input(size_t i) const {
+    if (!has_input(i)) return nullptr;
+    const auto& v = graph.values[node.inputs[i]];
+    return v.constant ? &*v.constant : nullptr;
+  }
+  /// Declared or inferred value of input i (dtype may be undefined).
+  const Value* input_value(size_t i) const { return has_input(i) ? &graph.values[node.inputs[i]] : nullptr; }
+};
+
+using KernelFactory = std::function<std::unique_ptr<OpKernel>(const KernelInit&)>;
+
+/// A kernel from a plain function (for stateless operators).
+class FunctionKernel : public OpKernel {
+ public:
+  explicit FunctionKernel(std::function<void(KernelContext&)> fn) : fn_(std::move(fn)) {}
+  void run(KernelContext& ctx) const override { fn_(ctx); }
+
+ private:
+  std::function<void(KernelContext&)> fn_;
+};
+inline std::unique_ptr<OpKernel> make_function_kernel(std::function<void(KernelContext&)> fn) {
+  return std::make_unique<FunctionKernel>(std::move(fn));
+}
+
+/// One row of the operator table: (domain, op, opset range) -> factory.
+struct OpEntry {
+  std::string domain;
+  std::string op_type;
+  int since = 1;
+  int until = 1;
+  std::vector<DType> types;  // element types of the main ("T") input; empty = any
+  KernelFactory factory;
+  std::string note;
+  /// Index of the input whose dtype `types` constrains (usually 0).
+  int typed_input = 0;
+};
+
+class OpTable {
+ public:
+  void add(OpEntry e);
+  /// The entry serving (domain, op) at `opset`, or nullptr.
+  const OpEntry* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  /// Any entry for (domain, op), regardless of opset (for messages).
+  std::vector<const OpEntry*> find_all(const std::string& domain, const std::string& op_type) const;
+  const std::vector<OpEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<OpEntry> entries_;
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> index_;
+};
+
+/// The one operator table, built on first use from every family's list.
+const OpTable& op_table();
+
+// Common dtype sets for table rows.
+extern const std::vector<DType> kFloatTypes;        // float32, float64
+extern const std::vector<DType> kFloat32Only;
+extern const std::vector<DType> kNumericTypes;      // all ints and floats
+extern const std::vector<DType> kSignedNumericTypes;
+extern const std::vector<DType> kAllTypes;          // numeric + bool
+extern const std::vector<DType> kIntTypes;
+extern const std::vector<DType> kBoolOnly;
+
+// Graph passes a family may add (e.g. Conv+BatchNorm fusion). Each returns true on a change.
+using GraphPass = std::function<bool(Graph&)>;
+struct NamedPass {
+  std::string name;
+  GraphPass pass;
+};
+std::vector<NamedPass>& graph_passes();
+
+}  // namespace pointrt

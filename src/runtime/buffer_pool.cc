@@ -1,0 +1,57 @@
+#include "runtime/buffer_pool.h"
+
+#include <cstdlib>
+
+#include "core/common.h"
+
+namespace pointrt {
+
+namespace {
+constexpr size_t kMaxCachedBytes = size_t(4) << 30;
+size_t round_capacity(size_t bytes) { return ((bytes + 4095) / 4096) * 4096; }
+}  // namespace
+
+Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) fail("cannot allocate a tensor of negative shape ", shape_to_string(shape));
+  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  size_t cap = round_capacity(bytes ? bytes : 1);
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Best fit within 2x, so a small request does not pin a huge buffer.
+    auto it = free_.lower_bound(cap);
+    if (it != free_.end() && it->first <= 2 * cap) {
+      cap = it->first;
+      p = it->second;
+      cached_bytes_ -= cap;
+      free_.erase(it);
+    }
+  }
+  if (!p) {
+    p = std::aligned_alloc(64, cap);
+    if (!p) fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape), " tensor");
+  }
+  std::weak_ptr<BufferPool> weak = self;
+  std::shared_ptr<void> owner(p, [weak, cap](void* q) {
+    if (auto pool = weak.lock()) pool->give_back(cap, q);
+    else std::free(q);
+  });
+  return Tensor::wrap_shared(dtype, shape, std::move(owner), p);
+}
+
+void BufferPool::give_back(size_t cap, void* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (cached_bytes_ + cap > kMaxCachedBytes) {
+    std::free(p);
+    return;
+  }
+  free_.emplace(cap, p);
+  cached_bytes_ += cap;
+}
+
+BufferPool::~BufferPool() {
+  for (auto& [cap, p] : free_) std::free(p);
+}
+
+}  // namespace pointrt

@@ -1,0 +1,358 @@
+// Model loading entry points, prepare (fold, fuse, check, build kernels, plan) and run.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "graph/onnx_import.h"
+#include "ops/kernel.h"
+#include "runtime/buffer_pool.h"
+
+namespace pointrt {
+
+// ---------------------------------------------------------------- Model
+Model Model::load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(path, ": cannot open the model file");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string dir = ".";
+  auto slash = path.find_last_of('/');
+  if (slash != std::string::npos) dir = path.substr(0, slash);
+  if (dir.empty()) dir = "/";
+  return load_from_bytes(bytes.data(), bytes.size(), dir, path);
+}
+
+Model Model::load_from_bytes(const void* data, size_t size, const std::string& base_dir,
+                             const std::string& display_name) {
+  Model m;
+  m.impl_ = import_onnx(data, size, base_dir, display_name);
+  return m;
+}
+
+const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs; }
+const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs; }
+const std::map<std::string, int64_t>& Model::opsets() const { return impl_->graph.opsets; }
+std::string Model::path() const { return impl_->path; }
+
+// ---------------------------------------------------------------- Session internals
+namespace detail {
+
+struct PlannedNode {
+  const Node* node;
+  std::unique_ptr<OpKernel> kernel;
+  std::vector<int> free_after;  // values whose last use is this node
+};
+
+struct SessionImpl {
+  std::shared_ptr<const ModelImpl> model;
+  SessionOptions options;
+  Graph graph;  // optimised copy
+  std::vector<PlannedNode> plan;
+  std::vector<ValueInfo> inputs, outputs;
+  std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+  mutable std::mutex profile_mutex;
+  mutable std::vector<NodeProfile> last_profile;
+};
+
+}  // namespace detail
+
+namespace {
+
+class PoolAllocator : public Allocator {
+ public:
+  explicit PoolAllocator(std::shared_ptr<BufferPool> pool) : pool_(std::move(pool)) {}
+  Tensor allocate(DType dtype, const Shape& shape) override { return pool_->allocate(pool_, dtype, shape); }
+
+ private:
+  std::shared_ptr<BufferPool> pool_;
+};
+
+class HeapAllocator : public Allocator {
+ public:
+  Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
+};
+
+// Run one node on the given input tensors; used by run() and by constant folding.
+void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
+                  std::vector<Tensor>& outs, Allocator& alloc, RunCache& cache) {
+  std::vector<const Tensor*> ins;
+  ins.reserve(node.inputs.size());
+  for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
+  outs.assign(node.outputs.size(), Tensor());
+  KernelContext ctx(node, std::move(ins), outs, alloc, cache);
+  kernel.run(ctx);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (node.outputs[i] >= 0 && !outs[i].defined())
+      fail(node.describe(), ": kernel did not produce output ", i);
+}
+
+std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
+  std::string s;
+  for (auto* e : entries) s += str_cat(s.empty() ? "" : ", ", e->since, "-", e->until);
+  return s;
+}
+
+bool dtype_allowed(const OpEntry& e, DType t) {
+  return e.types.empty() || t == DType::kUndefined || std::find(e.types.begin(), e.types.end(), t) != e.types.end();
+}
+
+// Ops whose result must not be computed at prepare time even with constant inputs.
+bool foldable(const Node& n) {
+  static const std::set<std::string> never = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                              "RandomUniformLike", "Multinomial", "Dropout"};
+  return !never.count(n.op_type);
+}
+
+std::string node_label(const Node& n) { return n.op_type + ":" + n.name; }
+
+}  // namespace
+
+static void check_supported(const Graph& g, const std::string& file) {
+  std::vector<std::string> problems;
+  for (const auto& n : g.nodes) {
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
+    if (!e) {
+      auto all = op_table().find_all(n.domain, n.op_type);
+      if (all.empty()) problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported"));
+      else problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
+                                      " is not supported (supported opsets: ", supported_range_text(all), ")"));
+      continue;
+    }
+    int ti = e->typed_input;
+    if (ti >= 0 && static_cast<size_t>(ti) < n.inputs.size() && n.inputs[ti] >= 0) {
+      DType t = g.values[n.inputs[ti]].dtype;
+      if (!dtype_allowed(*e, t))
+        problems.push_back(str_cat(n.describe(), ": input '", g.values[n.inputs[ti]].name, "' has element type ",
+                                   dtype_name(t), ", which this operator does not support"));
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = str_cat(file, ": ", problems.size(), " node(s) cannot run:");
+    for (auto& p : problems) msg += "\n  " + p;
+    throw Error(msg);
+  }
+}
+
+// Replace nodes whose inputs are all constants by their results.
+static void fold_constants(Graph& g) {
+  HeapAllocator heap;
+  RunCache cache;
+  for (auto& n : g.nodes) {
+    if (n.removed || !foldable(n)) continue;
+    bool all_const = true;
+    for (int v : n.inputs)
+      if (v >= 0 && !g.values[v].constant) { all_const = false; break; }
+    // Shape/Size of a value whose shape is fully known folds too.
+    bool shape_of_static = false;
+    if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0) {
+      const Value& v = g.values[n.inputs[0]];
+      shape_of_static = v.has_shape && std::all_of(v.shape.begin(), v.shape.end(), [](const Dim& d) { return d.is_fixed(); });
+    }
+    if (!all_const && !shape_of_static) continue;
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    if (!e) continue;
+    std::vector<Tensor> slots(g.values.size());
+    for (int v : n.inputs)
+      if (v >= 0) {
+        if (g.values[v].constant) slots[v] = *g.values[v].constant;
+        else {  // static-shape value: a placeholder with the right shape is all Shape/Size read
+          Shape s;
+          for (const Dim& d : g.values[v].shape) s.push_back(d.value);
+          slots[v] = Tensor::wrap(g.values[v].dtype == DType::kUndefined ? DType::kFloat32 : g.values[v].dtype, s, nullptr);
+        }
+      }
+    std::vector<Tensor> outs;
+    try {
+      auto kernel = e->factory(KernelInit{n, g});
+      execute_node(n, *kernel, slots, outs, heap, cache);
+    } catch (const Error&) {
+      continue;  // leave it to run time, where the error is reported with the real inputs
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      Value& v = g.values[n.outputs[i]];
+      // A result aliasing a borrowed placeholder must be materialised.
+      v.constant = outs[i].owns_storage() ? outs[i] : outs[i].clone();
+      v.dtype = outs[i].dtype();
+      v.has_shape = true;
+      v.shape.clear();
+      for (int64_t d : outs[i].shape()) v.shape.push_back(Dim{d, ""});
+    }
+    n.removed = true;
+  }
+  g.compact();
+}
+
+// Drop nodes whose outputs nobody reads.
+static void eliminate_dead_nodes(Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (int o : g.outputs) ++uses[o];
+  for (auto& n : g.nodes)
+    for (int v : n.inputs)
+      if (v >= 0) ++uses[v];
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) { return o >= 0 && uses[o] > 0; });
+    if (!used) {
+      n.removed = true;
+      for (int v : n.inputs)
+        if (v >= 0) --uses[v];
+    }
+  }
+  g.compact();
+}
+
+Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
+  auto& s = *impl_;
+  if (!model.impl()) fail("Session: the model is empty (not loaded)");
+  s.model = model.impl();
+  s.options = options;
+  s.graph = model.impl()->graph;
+  s.inputs = model.impl()->inputs;
+  s.outputs = model.impl()->outputs;
+  Graph& g = s.graph;
+  const std::string& file = s.model->path;
+  op_table();  // families register their passes while building the table
+
+  check_supported(g, file);
+  if (options.optimize) {
+    fold_constants(g);
+    for (auto& p : graph_passes())
+      if (p.pass(g)) g.compact();
+    fold_constants(g);
+  }
+  eliminate_dead_nodes(g);
+
+  // Build kernels.
+  for (const auto& n : g.nodes) {
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    if (!e) fail(file, ": ", n.describe(), " has no kernel after optimisation");
+    detail::PlannedNode pn;
+    pn.node = &n;
+    pn.kernel = e->factory(KernelInit{n, g});
+    s.plan.push_back(std::move(pn));
+  }
+  // Liveness: free each intermediate after its last reader.
+  std::vector<int> last_use(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) last_use[v] = static_cast<int>(i);
+  std::set<int> keep(g.outputs.begin(), g.outputs.end());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (last_use[v] >= 0 && !keep.count(static_cast<int>(v)) && !g.values[v].constant)
+      s.plan[last_use[v]].free_after.push_back(static_cast<int>(v));
+}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
+
+std::vector<std::string> Session::execution_plan() const {
+  std::vector<std::string> r;
+  for (const auto& p : impl_->plan) r.push_back(node_label(*p.node));
+  return r;
+}
+
+std::vector<NodeProfile> Session::last_profile() const {
+  std::lock_guard<std::mutex> lock(impl_->profile_mutex);
+  return impl_->last_profile;
+}
+
+// Check a feed against the declared input; symbolic dims must agree across inputs.
+static void check_feed(const std::string& file, const Value& v, const Tensor& t,
+                       std::map<std::string, int64_t>& symbols) {
+  if (v.dtype != DType::kUndefined && t.dtype() != v.dtype)
+    fail(file, ": input '", v.name, "' expects element type ", dtype_name(v.dtype), ", got ", dtype_name(t.dtype()));
+  if (!v.has_shape) return;
+  if (t.rank() != v.shape.size())
+    fail(file, ": input '", v.name, "' expects rank ", v.shape.size(), ", got rank ", t.rank(), " (shape ", shape_to_string(t.shape()), ")");
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    const Dim& d = v.shape[i];
+    if (d.is_fixed() && d.value != t.dim(i))
+      fail(file, ": input '", v.name, "' dimension ", i, " must be ", d.value, ", got ", t.dim(i), " (shape ", shape_to_string(t.shape()), ")");
+    if (!d.symbol.empty()) {
+      auto [it, inserted] = symbols.emplace(d.symbol, t.dim(i));
+      if (!inserted && it->second != t.dim(i))
+        fail(file, ": input '", v.name, "' dimension ", i, " ('", d.symbol, "') is ", t.dim(i),
+             " but another input set '", d.symbol, "' = ", it->second);
+    }
+  }
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const {
+  const auto& s = *impl_;
+  const Graph& g = s.graph;
+  const std::string& file = s.model->path;
+  if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
+
+  std::vector<Tensor> slots(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) slots[v] = *g.values[v].constant;
+  std::map<std::string, int64_t> symbols;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    auto it = feeds.find(v.name);
+    if (it == feeds.end()) fail(file, ": input '", v.name, "' was not fed");
+    check_feed(file, v, it->second, symbols);
+    slots[id] = it->second;
+  }
+  for (const auto& [name, t] : feeds) {
+    int id = g.find_value(name);
+    if (id < 0 || std::find(g.inputs.begin(), g.inputs.end(), id) == g.inputs.end()) {
+      std::string names;
+      for (int i : g.inputs) names += (names.empty() ? "" : ", ") + g.values[i].name;
+      fail(file, ": '", name, "' is not an input of the model (inputs: ", names, ")");
+    }
+  }
+
+  PoolAllocator alloc(s.pool);
+  RunCache cache;
+  std::vector<Tensor> outs;
+  std::vector<NodeProfile> profile;
+  for (const auto& p : s.plan) {
+    auto t0 = std::chrono::steady_clock::now();
+    execute_node(*p.node, *p.kernel, slots, outs, alloc, cache);
+    for (size_t i = 0; i < p.node->outputs.size(); ++i)
+      if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
+    for (int v : p.free_after) slots[v] = Tensor();
+    if (s.options.profile) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      profile.push_back(NodeProfile{p.node->name, p.node->op_type, ms});
+    }
+  }
+  std::vector<Tensor> result;
+  for (int id : g.outputs) {
+    if (!slots[id].defined()) fail(file, ": output '", g.values[id].name, "' was not computed");
+    // An output that is a fed input or a constant is returned as a copy, so callers may modify it.
+    bool borrowed = g.values[id].constant || std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end();
+    result.push_back(borrowed ? slots[id].clone() : slots[id]);
+  }
+  if (s.options.profile) {
+    std::lock_guard<std::mutex> lock(s.profile_mutex);
+    s.last_profile = std::move(profile);
+  }
+  return result;
+}
+
+void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const {
+  std::vector<Tensor> r = run(feeds);
+  if (outputs_into.size() != r.size())
+    fail(impl_->model->path, ": ", r.size(), " outputs, but ", outputs_into.size(), " output buffers were given");
+  for (size_t i = 0; i < r.size(); ++i) {
+    Tensor& dst = outputs_into[i];
+    if (dst.dtype() != r[i].dtype() || dst.shape() != r[i].shape())
+      fail(impl_->model->path, ": output '", impl_->outputs[i].name, "' is ", dtype_name(r[i].dtype()), " ",
+           shape_to_string(r[i].shape()), ", but the buffer given is ", dtype_name(dst.dtype()), " ", shape_to_string(dst.shape()));
+    if (r[i].nbytes()) std::memcpy(dst.data(), r[i].data(), r[i].nbytes());
+  }
+}
+
+}  // namespace pointrt

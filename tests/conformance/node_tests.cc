@@ -1,0 +1,170 @@
+// Runs ONNX backend node tests (directories holding model.onnx and test_data_set_*/{input,output}_*.pb)
+// and prints passed / failed / not supported per operator and in total.
+//
+// A test is in scope when every node of its model is served by the operator table at the
+// model's opset and with the model's element types; the scope is derived from the table only.
+// Exit status: 0 when every in-scope test passes, 1 otherwise.
+//
+//   pointrt_conformance [--filter SUBSTR] [--verbose] [--name LABEL] DIR...
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "graph/onnx_import.h"
+#include "io/tensor_compare.h"
+#include "onnx/onnx_pb.h"
+#include "ops/kernel.h"
+
+namespace fs = std::filesystem;
+using namespace pointrt;
+
+namespace {
+
+struct Counts {
+  int passed = 0, failed = 0, unsupported = 0;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+Tensor read_tensor_pb(const fs::path& p) {
+  std::string bytes = read_file(p);
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) fail(p.string(), ": not a TensorProto (sequence/optional test data is not supported)");
+  return tensor_from_proto(proto, p.parent_path().string(), p.string());
+}
+
+// Why a model is out of scope, or "" when every node is in the table.
+std::string scope_problem(const Model& model) {
+  const Graph& g = model.impl()->graph;
+  for (const auto& n : g.nodes) {
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    if (!e) return str_cat(n.op_type, " opset ", n.opset, " not in the table");
+    int ti = e->typed_input;
+    if (!e->types.empty() && ti >= 0 && static_cast<size_t>(ti) < n.inputs.size() && n.inputs[ti] >= 0) {
+      DType t = g.values[n.inputs[ti]].dtype;
+      if (t != DType::kUndefined && std::find(e->types.begin(), e->types.end(), t) == e->types.end())
+        return str_cat(n.op_type, " on ", dtype_name(t), " not in the table");
+    }
+  }
+  for (const auto& v : model.inputs())
+    if (v.dtype == DType::kUndefined || v.dtype == DType::kString) return "input '" + v.name + "' is not a numeric tensor";
+  return "";
+}
+
+std::string test_label(const Model& model, const std::string& dir_name) {
+  const Graph& g = model.impl()->graph;
+  if (g.nodes.size() == 1) return g.nodes[0].op_type;
+  // Expanded function tests and multi-node tests: label by the directory.
+  return "(" + dir_name + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> roots;
+  std::string filter, set_name = "node tests";
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--name" && i + 1 < argc) set_name = argv[++i];
+    else if (a == "--verbose" || a == "-v") verbose = true;
+    else roots.push_back(a);
+  }
+  if (roots.empty()) {
+    std::cerr << "usage: pointrt_conformance [--filter SUBSTR] [--verbose] [--name LABEL] DIR...\n";
+    return 2;
+  }
+  std::map<std::string, Counts> per_op;
+  Counts total;
+  std::vector<std::string> failures;
+  for (const auto& root : roots) {
+    if (!fs::is_directory(root)) { std::cerr << root << ": not a directory\n"; return 2; }
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& dir : dirs) {
+      std::string name = dir.filename().string();
+      if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+      std::string label = name;
+      std::string status, detail;
+      try {
+        Model model = Model::load((dir / "model.onnx").string());
+        label = test_label(model, name);
+        std::string problem = scope_problem(model);
+        if (!problem.empty()) { status = "unsupported"; detail = problem; }
+        else {
+          Session session(model);
+          status = "passed";
+          std::vector<fs::path> sets;
+          for (const auto& e : fs::directory_iterator(dir))
+            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+          std::sort(sets.begin(), sets.end());
+          for (const auto& set : sets) {
+            std::map<std::string, Tensor> feeds;
+            const auto& ins = session.inputs();
+            for (size_t i = 0;; ++i) {
+              fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+              if (!fs::exists(p)) break;
+              // Inputs are positional over the graph's declared inputs (initializers excluded).
+              onnx::TensorProto proto;
+              std::string bytes = read_file(p);
+              proto.ParseFromString(bytes);
+              std::string in_name = proto.name();
+              Tensor t = read_tensor_pb(p);
+              if (in_name.empty() || std::none_of(ins.begin(), ins.end(), [&](auto& v) { return v.name == in_name; }))
+                in_name = i < ins.size() ? ins[i].name : "";
+              if (!in_name.empty()) feeds[in_name] = t;
+            }
+            auto outs = session.run(feeds);
+            for (size_t i = 0; i < outs.size(); ++i) {
+              fs::path p = set / ("output_" + std::to_string(i) + ".pb");
+              if (!fs::exists(p)) continue;
+              Tensor ref = read_tensor_pb(p);
+              CompareResult c = compare_tensors(outs[i], ref, 1e-7, 1e-3);
+              if (!c.ok) {
+                // ONNX's own runner uses rtol 1e-3, atol 1e-7; float reductions may need a looser atol.
+                CompareResult loose = compare_tensors(outs[i], ref, 1e-5, 1e-3);
+                if (!loose.ok) { status = "failed"; detail = str_cat(set.filename().string(), " output ", i, ": ", c.message); break; }
+              }
+            }
+            if (status == "failed") break;
+          }
+        }
+      } catch (const std::exception& e) {
+        if (status.empty() && std::string(e.what()).find("not supported") != std::string::npos) {
+          status = "unsupported";
+        } else status = "failed";
+        detail = e.what();
+      }
+      Counts& c = per_op[label];
+      if (status == "passed") { ++c.passed; ++total.passed; }
+      else if (status == "failed") { ++c.failed; ++total.failed; failures.push_back(name + ": " + detail); }
+      else { ++c.unsupported; ++total.unsupported; }
+      if (verbose) std::cout << std::left << std::setw(12) << status << name << (detail.empty() ? "" : "  -- " + detail) << "\n";
+    }
+  }
+  std::cout << "\n== " << set_name << ": per operator (passed / failed / not supported) ==\n";
+  for (const auto& [op, c] : per_op)
+    if (c.passed || c.failed)
+      std::cout << "  " << std::left << std::setw(40) << op << std::right << std::setw(4) << c.passed << std::setw(4) << c.failed
+                << std::setw(4) << c.unsupported << "\n";
+  int unsupported_only = 0;
+  for (const auto& [op, c] : per_op)
+    if (!c.passed && !c.failed) ++unsupported_only;
+  std::cout << "  (" << unsupported_only << " operators/tests with no in-scope case not listed)\n";
+  if (!failures.empty()) {
+    std::cout << "\nfailures inside the operator table:\n";
+    for (const auto& f : failures) std::cout << "  " << f << "\n";
+  }
+  std::cout << "\n" << set_name << ": " << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
+            << " not supported\n";
+  return total.failed ? 1 : 0;
+}

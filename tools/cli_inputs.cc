@@ -1,0 +1,83 @@
+#include "tools/cli_inputs.h"
+
+#include <iostream>
+#include <random>
+
+#include "core/common.h"
+#include "io/npy.h"
+#include "io/point_cloud.h"
+
+namespace pointrt {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Tensor load_input_file(const std::string& file, const ValueInfo* declared) {
+  if (ends_with(file, ".npy")) return read_npy(file);
+  if (is_point_cloud_file(file)) {
+    Tensor cloud = read_point_cloud(file);  // [N, F]
+    // A model declaring [1, N, F] (batched) gets a batch axis.
+    if (declared && declared->has_shape && declared->shape.size() == 3) {
+      Shape s = cloud.shape();
+      return cloud.reshaped({1, s[0], s[1]});
+    }
+    return cloud;
+  }
+  fail(file, ": unknown input file type (expected .npy, .npz, .bin, .ply or .pcd)");
+}
+}  // namespace
+
+std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, const InputOptions& options) {
+  std::map<std::string, Tensor> feeds;
+  std::map<std::string, const ValueInfo*> by_name;
+  for (const auto& v : inputs) by_name[v.name] = &v;
+  for (const auto& spec : options.inputs) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) {
+      if (!ends_with(spec, ".npz")) {
+        if (inputs.size() == 1) { feeds[inputs[0].name] = load_input_file(spec, &inputs[0]); continue; }
+        fail("--input '", spec, "': use NAME=FILE (the model has ", inputs.size(), " inputs)");
+      }
+      for (auto& [k, t] : read_npz(spec))
+        if (by_name.count(k)) feeds[k] = t;
+      continue;
+    }
+    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    if (!by_name.count(name)) {
+      std::string names;
+      for (const auto& v : inputs) names += (names.empty() ? "" : ", ") + v.name;
+      fail("--input '", spec, "': the model has no input '", name, "' (inputs: ", names, ")");
+    }
+    feeds[name] = load_input_file(file, by_name[name]);
+  }
+  std::map<std::string, int64_t> dims;
+  for (const auto& d : options.dims) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos) fail("--dim '", d, "': use SYMBOL=VALUE");
+    try { dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1)); } catch (...) { fail("--dim '", d, "': the value is not an integer"); }
+  }
+  std::mt19937 rng(options.seed);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  for (const auto& v : inputs) {
+    if (feeds.count(v.name)) continue;
+    if (!v.has_shape) fail("input '", v.name, "' has no declared shape: give it with --input ", v.name, "=FILE.npy");
+    Shape s;
+    for (const auto& d : v.shape) {
+      if (d.is_fixed()) s.push_back(d.value);
+      else if (dims.count(d.symbol)) s.push_back(dims[d.symbol]);
+      else {
+        s.push_back(1);
+        std::cerr << "note: input '" << v.name << "' dimension '" << (d.symbol.empty() ? "?" : d.symbol) << "' set to 1 (use --dim)\n";
+      }
+    }
+    Tensor t = Tensor::zeros(v.dtype == DType::kUndefined ? DType::kFloat32 : v.dtype, s);
+    if (t.dtype() == DType::kFloat32)
+      for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = uni(rng);
+    feeds[v.name] = t;
+  }
+  return feeds;
+}
+
+}  // namespace pointrt

@@ -1,0 +1,240 @@
+// The `pointrt` command line: inspect, run, bench, list-ops.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "core/common.h"
+#include "graph/onnx_import.h"
+#include "io/npy.h"
+#include "ops/kernel.h"
+#include "tools/cli_inputs.h"
+
+using namespace pointrt;
+
+namespace {
+
+std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+
+int cmd_inspect(const std::string& path) {
+  Model model = Model::load(path);
+  const auto& m = *model.impl();
+  std::cout << "model: " << path << "\n";
+  std::cout << "ir_version: " << m.ir_version << (m.producer.empty() ? "" : ", producer: " + m.producer) << "\n";
+  std::cout << "opsets:";
+  for (const auto& [d, v] : m.graph.opsets) std::cout << " " << domain_label(d) << "=" << v;
+  std::cout << "\n";
+  for (const auto& n : m.import_notes) std::cout << "note: " << n << "\n";
+  std::cout << "inputs:\n";
+  for (const auto& v : model.inputs()) std::cout << "  " << v.to_string() << "\n";
+  std::cout << "outputs:\n";
+  for (const auto& v : model.outputs()) std::cout << "  " << v.to_string() << "\n";
+  size_t weights = 0, weight_bytes = 0;
+  for (const auto& v : m.graph.values)
+    if (v.constant) { ++weights; weight_bytes += v.constant->nbytes(); }
+  std::cout << "initializers: " << weights << " (" << std::fixed << std::setprecision(2) << weight_bytes / 1048576.0 << " MiB)\n";
+  std::map<std::pair<std::string, std::string>, int> histogram;
+  std::vector<std::string> unsupported;
+  for (const auto& n : m.graph.nodes) {
+    ++histogram[{n.domain, n.op_type}];
+    if (!op_table().find(n.domain, n.op_type, n.opset))
+      unsupported.push_back(str_cat(n.describe(), " at opset ", n.opset));
+  }
+  std::cout << "nodes: " << m.graph.nodes.size() << "\n";
+  std::vector<std::pair<int, std::string>> rows;
+  for (const auto& [k, c] : histogram) rows.push_back({c, (k.first.empty() ? "" : k.first + "::") + k.second});
+  std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  for (const auto& [c, name] : rows) std::cout << "  " << std::setw(5) << c << "  " << name << "\n";
+  if (unsupported.empty()) std::cout << "unsupported: none (every node has a kernel)\n";
+  else {
+    std::cout << "unsupported: " << unsupported.size() << " node(s)\n";
+    for (const auto& u : unsupported) std::cout << "  " << u << "\n";
+  }
+  return unsupported.empty() ? 0 : 3;
+}
+
+int cmd_list_ops(bool markdown) {
+  auto ops = supported_ops();
+  auto types_text = [](const std::vector<DType>& ts) {
+    if (ts.empty()) return std::string("any");
+    std::string s;
+    for (DType t : ts) s += (s.empty() ? "" : " ") + std::string(dtype_name(t));
+    return s;
+  };
+  if (markdown) {
+    std::cout << "| domain | operator | opsets | types | notes |\n|---|---|---|---|---|\n";
+    for (const auto& o : ops)
+      std::cout << "| " << domain_label(o.domain) << " | " << o.op_type << " | " << o.since_version << "-" << o.until_version
+                << " | " << types_text(o.types) << " | " << o.note << " |\n";
+  } else {
+    for (const auto& o : ops)
+      std::cout << std::left << std::setw(10) << domain_label(o.domain) << std::setw(28) << o.op_type << std::setw(8)
+                << (std::to_string(o.since_version) + "-" + std::to_string(o.until_version)) << types_text(o.types)
+                << (o.note.empty() ? "" : "  (" + o.note + ")") << "\n";
+    std::cout << ops.size() << " kernels\n";
+  }
+  return 0;
+}
+
+std::string safe_file_name(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+  return s;
+}
+
+int cmd_run(const std::string& path, const InputOptions& in, const std::string& output_dir, const std::string& ref,
+            double atol, double rtol, int threads) {
+  Model model = Model::load(path);
+  SessionOptions so;
+  so.intra_op_threads = threads;
+  Session session(model, so);
+  auto feeds = make_feeds(session.inputs(), in);
+  auto t0 = std::chrono::steady_clock::now();
+  auto outputs = session.run(feeds);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "ran " << path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
+  if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
+  std::map<std::string, Tensor> refs;
+  if (!ref.empty()) refs = read_npz(ref);
+  int mismatches = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = session.outputs()[i].name;
+    std::cout << "output " << name << ": " << summarize_tensor(outputs[i]) << "\n";
+    if (!output_dir.empty()) write_npy(output_dir + "/" + safe_file_name(name) + ".npy", outputs[i]);
+    if (!ref.empty()) {
+      auto it = refs.find(name);
+      if (it == refs.end()) { std::cout << "  ref: no array '" << name << "' in " << ref << "\n"; ++mismatches; continue; }
+      CompareResult c = compare_tensors(outputs[i], it->second, atol, rtol);
+      std::cout << "  vs ref: " << c.message << "\n";
+      if (!c.ok) ++mismatches;
+    }
+  }
+  if (!output_dir.empty()) std::cout << "wrote " << outputs.size() << " output(s) to " << output_dir << "\n";
+  if (!ref.empty()) std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size() << " outputs match the reference\n";
+  return mismatches ? 1 : 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int cmd_bench(const std::string& path, const InputOptions& in, int threads, int warmup, int iterations, bool profile,
+              const std::string& json_out) {
+  Model model = Model::load(path);
+  SessionOptions so;
+  so.intra_op_threads = threads;
+  so.profile = profile;
+  auto tp = std::chrono::steady_clock::now();
+  Session session(model, so);
+  double prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+  auto feeds = make_feeds(session.inputs(), in);
+  for (int i = 0; i < warmup; ++i) session.run(feeds);
+  std::vector<double> times;
+  std::map<std::string, double> op_ms;
+  std::map<std::string, double> node_ms;
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    session.run(feeds);
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (profile)
+      for (const auto& p : session.last_profile()) { op_ms[p.op_type] += p.milliseconds; node_ms[p.op_type + " " + p.node_name] += p.milliseconds; }
+  }
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double med = median(times);
+  double mean = 0;
+  for (double t : times) mean += t;
+  mean /= std::max<size_t>(1, times.size());
+  std::sort(times.begin(), times.end());
+  std::cout << std::fixed << std::setprecision(3);
+  std::cout << "model: " << path << "\nthreads: " << (threads ? std::to_string(threads) : "all") << ", warmup: " << warmup
+            << ", iterations: " << iterations << "\n";
+  std::cout << "prepare: " << prepare_ms << " ms\n";
+  std::cout << "latency ms: median " << med << ", mean " << mean << ", min " << times.front() << ", max " << times.back() << "\n";
+  std::cout << "peak RSS: " << ru.ru_maxrss / 1024.0 << " MiB\n";
+  if (profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (auto& [k, v] : op_ms) { rows.push_back({v / iterations, k}); total += v / iterations; }
+    std::sort(rows.rbegin(), rows.rend());
+    std::cout << "per operator (mean ms per run, share):\n";
+    for (auto& [ms, k] : rows) std::cout << "  " << std::setw(28) << std::left << k << std::right << std::setw(10) << ms << "  " << std::setw(5) << std::setprecision(1) << 100 * ms / std::max(total, 1e-9) << "%\n" << std::setprecision(3);
+    std::vector<std::pair<double, std::string>> nodes;
+    for (auto& [k, v] : node_ms) nodes.push_back({v / iterations, k});
+    std::sort(nodes.rbegin(), nodes.rend());
+    std::cout << "slowest nodes:\n";
+    for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i) std::cout << "  " << std::setw(10) << nodes[i].first << "  " << nodes[i].second << "\n";
+  }
+  if (!json_out.empty()) {
+    std::ofstream f(json_out);
+    f << "{\"model\": \"" << path << "\", \"threads\": " << threads << ", \"median_ms\": " << med << ", \"mean_ms\": " << mean
+      << ", \"min_ms\": " << times.front() << ", \"peak_rss_mib\": " << ru.ru_maxrss / 1024.0 << ", \"prepare_ms\": " << prepare_ms << "}\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pointrt: run ONNX point-cloud networks on the CPU"};
+  app.require_subcommand(1);
+  std::string model_path;
+
+  auto* inspect = app.add_subcommand("inspect", "inputs/outputs, opsets, operator histogram, unsupported nodes");
+  inspect->add_option("model", model_path, "ONNX file")->required();
+
+  auto* list_ops = app.add_subcommand("list-ops", "every supported (domain, operator, opset range)");
+  bool markdown = false;
+  list_ops->add_flag("--markdown", markdown, "print a Markdown table (docs/operators.md)");
+
+  InputOptions in;
+  auto add_input_options = [&](CLI::App* c) {
+    c->add_option("--input,-i", in.inputs, "NAME=FILE (.npy, or a point cloud .bin/.ply/.pcd), or a .npz holding every input");
+    c->add_option("--dim", in.dims, "SYMBOL=VALUE for symbolic dimensions of random inputs (e.g. N=16384)");
+    c->add_option("--seed", in.seed, "seed for random inputs");
+  };
+  std::string output_dir, ref;
+  double atol = 1e-5, rtol = 1e-3;
+  int threads = 0, warmup = 3, iterations = 20;
+  bool profile = false;
+  std::string json_out;
+
+  auto* run = app.add_subcommand("run", "run a model once; inputs not given are random");
+  run->add_option("model", model_path, "ONNX file")->required();
+  add_input_options(run);
+  run->add_option("--output-dir,-o", output_dir, "write every output as NAME.npy here");
+  run->add_option("--ref", ref, ".npz of expected outputs, keyed by output name");
+  run->add_option("--atol", atol, "absolute tolerance for --ref")->capture_default_str();
+  run->add_option("--rtol", rtol, "relative tolerance for --ref")->capture_default_str();
+  run->add_option("--threads", threads, "intra-op threads (0 = all cores)");
+
+  auto* bench = app.add_subcommand("bench", "time repeated runs (median latency, peak memory)");
+  bench->add_option("model", model_path, "ONNX file")->required();
+  add_input_options(bench);
+  bench->add_option("--threads", threads, "intra-op threads (0 = all cores)");
+  bench->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
+  bench->add_option("--iterations,-n", iterations, "timed runs")->capture_default_str();
+  bench->add_flag("--profile", profile, "per-operator and per-node time");
+  bench->add_option("--json", json_out, "also write the summary as JSON");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*inspect) return cmd_inspect(model_path);
+    if (*list_ops) return cmd_list_ops(markdown);
+    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads);
+    if (*bench) return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, json_out);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
