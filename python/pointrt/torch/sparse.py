@@ -484,8 +484,37 @@ def _fold_batchnorm(conv: SparseConvolution, bn: nn.BatchNorm1d) -> Tuple[Tensor
     return weight, (bias - bn.running_mean) * scale + bn.bias
 
 
+def conv_bn_act(conv: SparseConvolution, bn: Optional[nn.BatchNorm1d], act: Optional[nn.Module],
+                x: SparseConvTensor) -> SparseConvTensor:
+    """conv -> BatchNorm1d -> activation on features; folded into one SparseConv node at export."""
+    if _exporting():
+        weight, bias = _fold_batchnorm(conv, bn) if bn is not None else (conv.weight, conv.bias)
+        activation, alpha = "None", 0.01
+        if act is not None:
+            if type(act) not in _ACTIVATIONS:
+                raise SparseExportError(f"activation {act.__class__.__name__} after {conv.__class__.__name__} "
+                                        "cannot be fused (ReLU, LeakyReLU and Sigmoid can)")
+            activation, alpha = _ACTIVATIONS[type(act)], float(getattr(act, "negative_slope", 0.01))
+        conv._fused = (weight, bias, activation, alpha)
+        try:
+            return conv(x)
+        finally:
+            conv._fused = None
+    y = conv(x)
+    if bn is not None:
+        y = y.replace_feature(bn(y.features))
+    if act is not None:
+        y = y.replace_feature(act(y.features))
+    return y
+
+
+class SparseModule(nn.Module):
+    """Base of modules that take and return a SparseConvTensor (spconv's SparseModule)."""
+
+
 class SparseSequential(nn.Sequential):
-    """spconv's SparseSequential: sparse convolutions, and feature-wise modules applied to .features."""
+    """spconv's SparseSequential: sparse modules get the SparseConvTensor, other children (BatchNorm1d,
+    activations) are applied to its features."""
 
     def forward(self, x):  # type: ignore[override]
         children = list(self._modules.items())
@@ -496,7 +525,7 @@ class SparseSequential(nn.Sequential):
                 i = self._export_fused(children, i, x)
                 x = self._last
                 continue
-            if isinstance(m, (SparseConvolution, SparseSequential)) or not isinstance(x, SparseConvTensor):
+            if isinstance(m, (SparseConvolution, SparseSequential, SparseModule)) or not isinstance(x, SparseConvTensor):
                 x = m(x)
             else:
                 if _exporting() and not isinstance(m, (nn.BatchNorm1d, nn.Identity, nn.Dropout, *_ACTIVATIONS)):
