@@ -9,6 +9,9 @@
 // the expected hit count, so a big ball (many hits) reads only a short prefix of the candidates
 // while a small ball (fewer hits than nsample) is done in one pass.
 #include <omp.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <vector>
@@ -41,7 +44,92 @@ struct Span {
 struct Scratch {
   std::vector<Span> spans;
   std::vector<int32_t> hits;
+  std::vector<int32_t> sorted, bucket_count;
 };
+
+// Sort `count` distinct point indices from [lo, hi) ascending. The hits of a block arrive as a
+// few dozen sorted runs (one per cell) that std::sort handles with many mispredicted branches;
+// a counting sort on the high bits into ~count buckets followed by an insertion pass over the
+// nearly sorted result is several times faster at these sizes.
+void sort_hits(int32_t* a, int64_t count, int64_t lo, int64_t hi, Scratch& sc) {
+  if (count < 2) return;
+  if (count > 4096) {
+    std::sort(a, a + count);
+    return;
+  }
+  int64_t buckets = 16;
+  while (buckets < count) buckets *= 2;
+  int shift = 0;
+  while (((hi - lo - 1) >> shift) >= buckets) ++shift;
+  sc.bucket_count.assign(static_cast<size_t>(buckets) + 1, 0);
+  sc.sorted.resize(static_cast<size_t>(count));
+  int32_t* counts = sc.bucket_count.data();
+  for (int64_t i = 0; i < count; ++i) ++counts[((a[i] - lo) >> shift) + 1];
+  for (int64_t b = 0; b < buckets; ++b) counts[b + 1] += counts[b];
+  for (int64_t i = 0; i < count; ++i) sc.sorted[counts[(a[i] - lo) >> shift]++] = a[i];
+  for (int64_t i = 0; i < count; ++i) {  // insertion within buckets (each holds ~1)
+    int32_t v = sc.sorted[i];
+    int64_t j = i;
+    while (j > 0 && a[j - 1] > v) {
+      a[j] = a[j - 1];
+      --j;
+    }
+    a[j] = v;
+  }
+}
+
+// One batch: the grid, plus an index-ordered SoA copy for scans in point order.
+struct BatchIndex {
+  SpatialGrid grid;
+  std::vector<float> x, y, z;
+};
+
+// Tests points [0, len) of SoA arrays against the ball and appends the accepted ones' ids
+// (ids[i], or first_id + i when ids is null) to out; returns how many. `out` needs room for
+// len + 16 entries (the vector path stores whole registers).
+inline int64_t accept_range(const float* x, const float* y, const float* z, const int32_t* ids, int32_t first_id,
+                            int64_t len, float cx, float cy, float cz, float r2, float min_r2, int32_t* out) {
+  int64_t count = 0, i = 0;
+#if defined(__AVX512F__)
+  const __m512 vcx = _mm512_set1_ps(cx), vcy = _mm512_set1_ps(cy), vcz = _mm512_set1_ps(cz);
+  const __m512 vr2 = _mm512_set1_ps(r2), vmin = _mm512_set1_ps(min_r2), zero = _mm512_setzero_ps();
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (; i < len; i += 16) {
+    const __mmask16 live = len - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (len - i)) - 1);
+    // Same operations, same order as squared_distance(centre, point): bit-identical d2.
+    __m512 dx = _mm512_sub_ps(vcx, _mm512_maskz_loadu_ps(live, x + i));
+    __m512 dy = _mm512_sub_ps(vcy, _mm512_maskz_loadu_ps(live, y + i));
+    __m512 dz = _mm512_sub_ps(vcz, _mm512_maskz_loadu_ps(live, z + i));
+    __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)), _mm512_mul_ps(dz, dz));
+    __mmask16 hit = _mm512_cmp_ps_mask(d2, zero, _CMP_EQ_OQ) |
+                    (_mm512_cmp_ps_mask(d2, vmin, _CMP_GE_OQ) & _mm512_cmp_ps_mask(d2, vr2, _CMP_LT_OQ));
+    hit &= live;
+    __m512i id = ids ? _mm512_maskz_loadu_epi32(live, ids + i) : _mm512_add_epi32(_mm512_set1_epi32(first_id + static_cast<int32_t>(i)), iota);
+    // Compress in a register, then a plain store (compress-to-memory is slow on some cores).
+    _mm512_storeu_si512(out + count, _mm512_maskz_compress_epi32(hit, id));
+    count += __builtin_popcount(hit);
+  }
+#else
+  for (; i < len; ++i) {
+    float d2 = squared_distance(cx, cy, cz, x[i], y[i], z[i]);
+    out[count] = ids ? ids[i] : first_id + static_cast<int32_t>(i);
+    count += ball_query_accepts(d2, r2, min_r2);
+  }
+#endif
+  return count;
+}
+
+// Scan in point order (index-ordered SoA), stopping once nsample hits are in. Best when the
+// ball holds a large share of the cloud. Returns the hits written to out (room nsample + 80).
+int64_t scan_prefix(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, int32_t* out) {
+  const float r2 = a.radius2(), min_r2 = a.min_radius2();
+  int64_t count = 0;
+  for (int64_t start = 0; start < n && count < a.nsample; start += 64)
+    count += accept_range(bi.x.data() + start, bi.y.data() + start, bi.z.data() + start, nullptr,
+                          static_cast<int32_t>(start), std::min<int64_t>(64, n - start), centre[0], centre[1], centre[2],
+                          r2, min_r2, out + count);
+  return std::min(count, a.nsample);
+}
 
 // The reference scan for one centre (used for non-finite centres, whose d2 is never finite).
 void scan_in_order(const float* pts, int64_t n, const float* centre, const BallQueryAttrs& a, int32_t* out) {
@@ -52,8 +140,13 @@ void scan_in_order(const float* pts, int64_t n, const float* centre, const BallQ
   for (int64_t s = count; s < a.nsample; ++s) out[s] = count ? out[0] : 0;
 }
 
-void query_one(const SpatialGrid& g, int64_t n, const float* centre, const BallQueryAttrs& a, double reach,
+// Rough costs in nanoseconds of the two strategies, to pick one per centre (the result is the
+// same either way).
+constexpr double kTestCost = 0.2, kSpanCost = 8, kSortCostPerHit = 4;
+
+void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, double reach,
                Scratch& sc, int32_t* out) {
+  const SpatialGrid& g = bi.grid;
   const int64_t nsample = a.nsample;
   const float r2 = a.radius2(), min_r2 = a.min_radius2();
   const float cx = centre[0], cy = centre[1], cz = centre[2];
@@ -73,52 +166,45 @@ void query_one(const SpatialGrid& g, int64_t n, const float* centre, const BallQ
           }
         }
     if (candidates > 0) {
-      if (sc.hits.size() < static_cast<size_t>(candidates)) sc.hits.resize(static_cast<size_t>(candidates));
-      int32_t* hits = sc.hits.data();
-      const float* __restrict gx = g.x.data();
-      const float* __restrict gy = g.y.data();
-      const float* __restrict gz = g.z.data();
-      const int32_t* __restrict order = g.order.data();
       // Expected hits: candidates times the ball's share of the scanned cell box.
       double box = static_cast<double>((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1)) * g.cell * g.cell * g.cell;
       double ball = 4.18879 * static_cast<double>(a.radius) * a.radius * a.radius;
-      double expected = static_cast<double>(candidates) * std::min(1.0, ball / box);
-      int64_t block = n;  // one pass over all candidates
-      if (expected > 2.0 * static_cast<double>(nsample))
-        block = std::max<int64_t>(256, static_cast<int64_t>(static_cast<double>(n) * 2.0 * static_cast<double>(nsample) / expected));
-      for (int64_t block_begin = 0; block_begin < n && count < nsample; block_begin += block) {
-        const int64_t block_end = std::min(n, block_begin + block);
-        int64_t found = 0;
-        if (block_end == n) {
+      double expected = std::max(1e-9, static_cast<double>(candidates) * std::min(1.0, ball / box));
+      double want = static_cast<double>(nsample);
+      double in_order_cost = kTestCost * std::min(static_cast<double>(n), want * static_cast<double>(n) / expected);
+      double grid_tests = static_cast<double>(candidates) * std::min(1.0, 2.0 * want / expected);
+      double grid_cost = kTestCost * grid_tests + kSpanCost * static_cast<double>(sc.spans.size()) +
+                         kSortCostPerHit * std::min(expected, 2.0 * want);
+      if (sc.hits.size() < static_cast<size_t>(std::max<int64_t>(candidates, nsample + 64) + 16))
+        sc.hits.resize(static_cast<size_t>(std::max<int64_t>(candidates, nsample + 64) + 16));
+      int32_t* hits = sc.hits.data();
+      if (in_order_cost < grid_cost) {
+        count = scan_prefix(bi, n, centre, a, hits);
+        std::copy(hits, hits + count, out);
+      } else {
+        int64_t block = n;  // one pass over all candidates
+        if (expected > 2.0 * want)
+          block = std::max<int64_t>(256, static_cast<int64_t>(static_cast<double>(n) * 2.0 * want / expected));
+        for (int64_t block_begin = 0; block_begin < n && count < nsample; block_begin += block) {
+          const int64_t block_end = std::min(n, block_begin + block);
+          int64_t found = 0;
           for (Span& s : sc.spans) {
-            for (int32_t p = s.cursor; p < s.end; ++p) {
-              float d2 = squared_distance(cx, cy, cz, gx[p], gy[p], gz[p]);
-              hits[found] = order[p];
-              found += ball_query_accepts(d2, r2, min_r2);
-            }
-            s.cursor = s.end;
+            const int32_t* first = g.order.data() + s.cursor;
+            // Cells list their points in increasing index: the block's part is a prefix.
+            int32_t stop = block_end == n ? s.end
+                                          : static_cast<int32_t>(std::lower_bound(first, g.order.data() + s.end,
+                                                                                  static_cast<int32_t>(block_end)) -
+                                                                 g.order.data());
+            found += accept_range(g.x.data() + s.cursor, g.y.data() + s.cursor, g.z.data() + s.cursor, first, 0,
+                                  stop - s.cursor, cx, cy, cz, r2, min_r2, hits + found);
+            s.cursor = stop;
           }
-        } else {
-          for (Span& s : sc.spans) {
-            int32_t p = s.cursor;
-            for (; p < s.end && order[p] < block_end; ++p) {
-              float d2 = squared_distance(cx, cy, cz, gx[p], gy[p], gz[p]);
-              hits[found] = order[p];
-              found += ball_query_accepts(d2, r2, min_r2);
-            }
-            s.cursor = p;
-          }
+          // The block's hits come cell by cell; put them in point order and keep what is needed.
+          int64_t take = std::min(found, nsample - count);
+          sort_hits(hits, found, block_begin, block_end, sc);
+          std::copy(hits, hits + take, out + count);
+          count += take;
         }
-        // The block's hits come cell by cell; put them in point order and keep what is needed.
-        int64_t take = std::min(found, nsample - count);
-        if (take < found) {
-          std::nth_element(hits, hits + take, hits + found);
-          std::sort(hits, hits + take);
-        } else {
-          std::sort(hits, hits + found);
-        }
-        std::copy(hits, hits + take, out + count);
-        count += take;
       }
     }
   }
@@ -134,12 +220,21 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
   // few ulps outside the true ball. Cells slightly larger than that keep the box at 3x3x3.
   // d2 also underflows to exactly 0 (always accepted) for offsets below ~2.6e-23 per axis.
   const double reach = std::max(static_cast<double>(attrs.radius) * (1.0 + 1e-4), 1e-22);
-  std::vector<SpatialGrid> grids(static_cast<size_t>(batch));
+  std::vector<BatchIndex> index(static_cast<size_t>(batch));
 #pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
   for (int64_t b = 0; b < batch; ++b) {
     const float* pts = xyz + b * n * 3;
     PointBounds bounds = finite_bounds(pts, n);
-    build_grid(grids[b], pts, n, bounds, reach * 1.0001, 4 * n + 64);
+    BatchIndex& bi = index[b];
+    build_grid(bi.grid, pts, n, bounds, reach * 1.0001, 4 * n + 64);
+    bi.x.resize(static_cast<size_t>(n));
+    bi.y.resize(static_cast<size_t>(n));
+    bi.z.resize(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      bi.x[k] = pts[3 * k];
+      bi.y[k] = pts[3 * k + 1];
+      bi.z[k] = pts[3 * k + 2];
+    }
   }
   const int64_t queries = batch * m;
 #pragma omp parallel if (queries > 64)
@@ -151,7 +246,7 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
       const float* centre = new_xyz + q * 3;
       int32_t* out = idx + q * attrs.nsample;
       if (!is_finite_point(centre)) scan_in_order(xyz + b * n * 3, n, centre, attrs, out);
-      else query_one(grids[b], n, centre, attrs, reach, scratch, out);
+      else query_one(index[b], n, centre, attrs, reach, scratch, out);
     }
   }
 }
