@@ -236,13 +236,17 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
       bi.z[k] = pts[3 * k + 2];
     }
   }
+  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
+  for (int64_t b = 0; b < batch; ++b) visit[b] = queries_by_cell(index[b].grid, new_xyz + b * m * 3, m);
   const int64_t queries = batch * m;
 #pragma omp parallel if (queries > 64)
   {
     Scratch scratch;
 #pragma omp for schedule(dynamic, 16)
-    for (int64_t q = 0; q < queries; ++q) {
-      const int64_t b = q / m;
+    for (int64_t slot = 0; slot < queries; ++slot) {
+      const int64_t b = slot / m;
+      const int64_t q = b * m + visit[b][slot % m];
       const float* centre = new_xyz + q * 3;
       int32_t* out = idx + q * attrs.nsample;
       if (!is_finite_point(centre)) scan_in_order(xyz + b * n * 3, n, centre, attrs, out);

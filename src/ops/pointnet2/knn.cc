@@ -50,10 +50,15 @@ void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64
     double cell = cell_size_for_cell_count(bounds, static_cast<double>(n) / per_cell);
     build_grid(grids[b], pts, n, bounds, cell, 4 * n + 64);
   }
+  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
+  for (int64_t b = 0; b < batch; ++b)
+    if (!exhaustive_batch[b]) visit[b] = queries_by_cell(grids[b], new_xyz + b * m * 3, m);
   const int64_t queries = batch * m;
 #pragma omp parallel for schedule(dynamic, 16) if (queries > 64)
-  for (int64_t q = 0; q < queries; ++q) {
-    const int64_t b = q / m;
+  for (int64_t slot = 0; slot < queries; ++slot) {
+    const int64_t b = slot / m;
+    const int64_t q = visit[b].empty() ? slot : b * m + visit[b][slot % m];
     const float* query = new_xyz + q * 3;
     float* d2s = dist2 + q * k;
     int32_t* ids = idx + q * k;
@@ -67,11 +72,10 @@ void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64
     ring_search(
         g, query,
         [&](int32_t begin, int32_t end) {
-          for (int32_t p = begin; p < end; ++p) {
-            float d = squared_distance(qx, qy, qz, g.x[p], g.y[p], g.z[p]);
-            if (count == k && d > d2s[k - 1]) continue;  // no NaN here: all inputs finite
-            knn_insert(d, g.order[p], d2s, ids, count, k);
-          }
+          scan_candidates(
+              g, begin, end, qx, qy, qz,
+              [&] { return count < k ? std::numeric_limits<float>::infinity() : d2s[k - 1]; },
+              [&](float d, int32_t i) { knn_insert_finite(d, i, d2s, ids, count, k); });
         },
         [&](double bound2) { return count == k && static_cast<double>(d2s[k - 1]) < bound2; });
   }

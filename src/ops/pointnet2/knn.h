@@ -52,6 +52,26 @@ POINTNET2_HD inline void knn_insert(float d, int32_t i, float* d2s, int32_t* ids
   ids[pos] = i;
 }
 
+/// knn_insert for finite d2 only (the grid path): the same order without the NaN branches.
+POINTNET2_HD inline void knn_insert_finite(float d, int32_t i, float* d2s, int32_t* ids, int64_t& count,
+                                           int64_t capacity) {
+  int64_t pos;
+  if (count < capacity) {
+    pos = count++;
+  } else {
+    const float wd = d2s[capacity - 1];
+    if (d > wd || (d == wd && i > ids[capacity - 1])) return;
+    pos = capacity - 1;
+  }
+  while (pos > 0 && (d < d2s[pos - 1] || (d == d2s[pos - 1] && i < ids[pos - 1]))) {
+    d2s[pos] = d2s[pos - 1];
+    ids[pos] = ids[pos - 1];
+    --pos;
+  }
+  d2s[pos] = d;
+  ids[pos] = i;
+}
+
 /// Naive reference (the test oracle): every d2, sorted, first k. Requires 1 <= k <= n.
 void knn_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m, const KnnAttrs& attrs,
              int32_t* idx, float* dist2);

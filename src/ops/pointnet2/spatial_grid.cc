@@ -67,6 +67,21 @@ bool SpatialGrid::range(const float* v, double reach, int64_t lo[3], int64_t hi[
   return true;
 }
 
+std::vector<int32_t> queries_by_cell(const SpatialGrid& g, const float* queries, int64_t m) {
+  const int64_t cells = g.num_cells();
+  std::vector<int32_t> start(static_cast<size_t>(cells) + 1, 0), cell_of(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) {
+    const float* q = queries + 3 * j;
+    int64_t c = g.cell_id(g.coord(q[0], 0), g.coord(q[1], 1), g.coord(q[2], 2));  // NaN -> cell 0
+    cell_of[j] = static_cast<int32_t>(c);
+    ++start[c + 1];
+  }
+  for (int64_t c = 0; c < cells; ++c) start[c + 1] += start[c];
+  std::vector<int32_t> order(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j) order[start[cell_of[j]]++] = static_cast<int32_t>(j);
+  return order;
+}
+
 void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& b, double cell, int64_t max_cells) {
   if (!(cell > 0) || !std::isfinite(cell)) cell = 1.0;
   max_cells = std::max<int64_t>(1, max_cells);

@@ -18,6 +18,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace pointrt {
 namespace pointnet2 {
 
@@ -56,6 +60,10 @@ struct SpatialGrid {
   bool range(const float* v, double reach, int64_t lo[3], int64_t hi[3]) const;
 };
 
+/// The query indices 0..m-1 of queries [m, 3] sorted by the grid cell they fall in (stable), so
+/// that consecutive queries read the same cells: a large cloud then stays in cache.
+std::vector<int32_t> queries_by_cell(const SpatialGrid& g, const float* queries, int64_t m);
+
 /// A cell size that gives about `target_cells` cells over the bounds (at least 1 cell).
 double cell_size_for_cell_count(const PointBounds& b, double target_cells);
 
@@ -68,6 +76,45 @@ void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& 
 
 namespace pointrt {
 namespace pointnet2 {
+
+/// Calls visit(d2, index) for each point p of order[begin, end) whose d2 = squared_distance(q, p)
+/// is <= limit() (limit is re-read for every 16 points; visit must do its own final test).
+/// The AVX-512 path computes d2 with the same operations in the same order as
+/// squared_distance, so the values are bit-identical to the reference's.
+template <typename Limit, typename Visit>
+inline void scan_candidates(const SpatialGrid& g, int32_t begin, int32_t end, float qx, float qy, float qz,
+                            Limit&& limit, Visit&& visit) {
+  const float* x = g.x.data();
+  const float* y = g.y.data();
+  const float* z = g.z.data();
+  const int32_t* order = g.order.data();
+#if defined(__AVX512F__)
+  const __m512 vqx = _mm512_set1_ps(qx), vqy = _mm512_set1_ps(qy), vqz = _mm512_set1_ps(qz);
+  alignas(64) float d2s[16];
+  for (int32_t p = begin; p < end; p += 16) {
+    const __mmask16 live = end - p >= 16 ? __mmask16(0xffff) : __mmask16((1u << (end - p)) - 1);
+    __m512 dx = _mm512_sub_ps(vqx, _mm512_maskz_loadu_ps(live, x + p));
+    __m512 dy = _mm512_sub_ps(vqy, _mm512_maskz_loadu_ps(live, y + p));
+    __m512 dz = _mm512_sub_ps(vqz, _mm512_maskz_loadu_ps(live, z + p));
+    __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)), _mm512_mul_ps(dz, dz));
+    unsigned mask = _mm512_mask_cmp_ps_mask(live, d2, _mm512_set1_ps(limit()), _CMP_LE_OQ);
+    if (!mask) continue;
+    _mm512_store_ps(d2s, d2);
+    while (mask) {
+      int lane = __builtin_ctz(mask);
+      mask &= mask - 1;
+      visit(d2s[lane], order[p + lane]);
+    }
+  }
+#else
+  for (int32_t p = begin; p < end; ++p) {
+    float d = qx - x[p], e = qy - y[p], f = qz - z[p];
+    float dd = d * d, ee = e * e, ff = f * f;
+    float d2 = (dd + ee) + ff;
+    if (d2 <= limit()) visit(d2, order[p]);
+  }
+#endif
+}
 
 /// Ring search for exact k-nearest queries: visits the cells around q's (clamped) cell in rings
 /// of growing Chebyshev radius R = 0, 1, 2, ... For each ring, scan(begin, end) is called with

@@ -22,10 +22,15 @@ void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n
     double cell = cell_size_for_cell_count(bounds, static_cast<double>(bounds.finite) / 2.0);
     build_grid(grids[b], pts, m, bounds, cell, 4 * m + 64);
   }
+  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
+  for (int64_t b = 0; b < batch; ++b) visit[b] = queries_by_cell(grids[b], unknown + b * n * 3, n);
   const int64_t queries = batch * n;
 #pragma omp parallel for schedule(dynamic, 32) if (queries > 64)
-  for (int64_t q = 0; q < queries; ++q) {
-    const SpatialGrid& g = grids[q / n];
+  for (int64_t slot = 0; slot < queries; ++slot) {
+    const int64_t b = slot / n;
+    const int64_t q = b * n + visit[b][slot % n];
+    const SpatialGrid& g = grids[b];
     const float* query = unknown + q * 3;
     float d2s[3];
     int32_t ids[3];
@@ -35,11 +40,10 @@ void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n
       ring_search(
           g, query,
           [&](int32_t begin, int32_t end) {
-            for (int32_t p = begin; p < end; ++p) {
-              float d = squared_distance(qx, qy, qz, g.x[p], g.y[p], g.z[p]);
-              if (count == 3 && d > d2s[2]) continue;
-              three_nn_insert(d, g.order[p], d2s, ids, count);
-            }
+            scan_candidates(
+                g, begin, end, qx, qy, qz,
+                [&] { return count < 3 ? std::numeric_limits<float>::max() : d2s[2]; },
+                [&](float d, int32_t i) { three_nn_insert(d, i, d2s, ids, count); });
           },
           [&](double bound2) { return count == 3 && static_cast<double>(d2s[2]) < bound2; });
     }
