@@ -1,5 +1,5 @@
 #pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
-// Optimised KNN: a grid per batch sized for ~k/2 points per cell, so that the query's cell and
+// Optimised KNN: a grid per batch sized for ~k points per cell, so that the query's cell and
 // its first ring usually hold the k nearest with room to prove it; ring_search() keeps going
 // until the k-th best d2 is strictly below a lower bound for every unvisited point, which makes
 // the result (ties by index included) exactly the reference's.
@@ -46,7 +46,7 @@ void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64
       exhaustive_batch[b] = 1;
       continue;
     }
-    double per_cell = std::max(2.0, 0.5 * static_cast<double>(k));
+    double per_cell = std::max(2.0, 1.0 * static_cast<double>(k));
     double cell = cell_size_for_cell_count(bounds, static_cast<double>(n) / per_cell);
     build_grid(grids[b], pts, n, bounds, cell, 4 * n + 64);
   }
