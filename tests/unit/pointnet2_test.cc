@@ -251,7 +251,7 @@ TEST(FurthestPointSample, NonFinitePoints) {
 TEST(FurthestPointSample, SplitOverThreads) {
   // Large enough for the path that shares one batch between threads (when there are several).
   int threads = omp_get_max_threads();
-  int64_t n = 8192 * std::max(2, threads) + 123;
+  int64_t n = kFpsMinPointsPerThread * std::max(2, threads) + 123;
   auto xyz = uniform_cloud(n, 5);
   EXPECT_EQ(fps_opt(xyz, 1, n, 64, false), fps_ref(xyz, 1, n, 64, false));
   if (threads == 1) {

@@ -29,9 +29,6 @@ FurthestPointSampleAttrs parse_furthest_point_sample(const Attributes& attrs, co
 namespace {
 
 constexpr int64_t kBlock = 256;
-// Split one batch over threads only when every thread gets this many points: below it the
-// per-sample barrier costs more than the sweep it shares.
-constexpr int64_t kMinPointsPerThread = 8192;
 
 struct ScanResult {
   float best = -1;
@@ -137,7 +134,7 @@ void fps_one_batch_split(const float* pts, int64_t n, const FurthestPointSampleA
 void furthest_point_sample(const float* xyz, int64_t batch, int64_t n, const FurthestPointSampleAttrs& attrs,
                            int32_t* idx) {
   const int threads = omp_get_max_threads();
-  if (threads > 1 && batch < threads && n / threads >= kMinPointsPerThread) {
+  if (threads > 1 && batch < threads && n / threads >= kFpsMinPointsPerThread) {
     for (int64_t b = 0; b < batch; ++b) fps_one_batch_split(xyz + b * n * 3, n, attrs, idx + b * attrs.npoint, threads);
     return;
   }

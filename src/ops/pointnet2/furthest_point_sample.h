@@ -43,6 +43,11 @@ POINTNET2_HD inline float fps_min(float d, float old) { return d < old ? d : old
 
 constexpr float kFpsInitialDistance = 1e10f;
 
+/// One batch is split over the threads only when each thread gets at least this many points:
+/// the split costs one barrier per sample (~1-2 us with idle cores, a scheduler time slice on
+/// an oversubscribed machine), and a sweep of 16384 points takes ~2 us on one core.
+constexpr int64_t kFpsMinPointsPerThread = 65536;
+
 /// Naive reference (the test oracle). xyz [B, N, 3] with N >= 1, idx [B, npoint].
 void furthest_point_sample_ref(const float* xyz, int64_t batch, int64_t n, const FurthestPointSampleAttrs& attrs,
                                int32_t* idx);
