@@ -498,6 +498,10 @@ TEST(KNN, AdversarialClouds) {
   auto plane = planar_cloud(3000, 43);
   auto pq = uniform_cloud(300, 44);
   expect_knn_match(plane, pq, 1, 3000, 300, 12);
+  auto cube = uniform_cloud(5000, 47);
+  auto distant = uniform_cloud(200, 48, -1000.f, 1000.f);  // far outside on every side
+  expect_knn_match(cube, distant, 1, 5000, 200, 3);
+  expect_knn_match(cube, distant, 1, 5000, 200, 40);
 
   auto nf = uniform_cloud(2 * 400, 45);
   nf[3 * 11] = std::numeric_limits<float>::quiet_NaN();         // batch 0: exhaustive path
@@ -583,6 +587,8 @@ TEST(ThreeNN, RandomAndAdversarial) {
   auto clusters = clustered_cloud(2000, 60);
   auto far = uniform_cloud(200, 61, -20.f, 20.f);
   expect_three_nn_match(far, clusters, 1, 200, 2000);
+  auto cube = uniform_cloud(5000, 66);
+  expect_three_nn_match(uniform_cloud(300, 67, -1000.f, 1000.f), cube, 1, 300, 5000);
   auto plane = planar_cloud(1000, 62);
   expect_three_nn_match(uniform_cloud(300, 63), plane, 1, 300, 1000);
   // Non-finite known points never qualify; a non-finite query has no neighbour.

@@ -131,6 +131,14 @@ void ring_search(const SpatialGrid& g, const float* q, Scan&& scan, Stop&& stop)
   // few double ulps of origin + i * cell. Shrink the gap by far more than that.
   const double slack = 1e-9 * g.cell * static_cast<double>(max_dim + 1) +
                        1e-12 * (std::fabs(g.origin[0]) + std::fabs(g.origin[1]) + std::fabs(g.origin[2]));
+  // Squared distance from q to the grid's box along each axis (0 inside), shrunk by the slack.
+  double out2[3], out2_total = 0;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = g.origin[a], hi = g.origin[a] + static_cast<double>(g.dims[a]) * g.cell;
+    double out = std::max(0.0, std::max(lo - static_cast<double>(q[a]), static_cast<double>(q[a]) - hi) - slack);
+    out2[a] = out * out;
+    out2_total += out2[a];
+  }
   for (int64_t r = 0;; ++r) {
     const int64_t z0 = std::max<int64_t>(0, c[2] - r), z1 = std::min(g.dims[2] - 1, c[2] + r);
     const int64_t y0 = std::max<int64_t>(0, c[1] - r), y1 = std::min(g.dims[1] - 1, c[1] + r);
@@ -153,21 +161,25 @@ void ring_search(const SpatialGrid& g, const float* q, Scan&& scan, Stop&& stop)
         }
       }
     bool exhausted = true;
-    double gap = std::numeric_limits<double>::infinity();
+    double bound2 = std::numeric_limits<double>::infinity();
     for (int a = 0; a < 3; ++a) {
+      // Points beyond a face of the visited box on axis a are at least `gap` away along a, and
+      // at least out2 of the other axes away from q across them (q may lie outside the grid).
+      const double across = out2_total - out2[a];
       if (c[a] - r > 0) {  // unvisited cells below on this axis
         exhausted = false;
-        gap = std::min(gap, static_cast<double>(q[a]) - (g.origin[a] + static_cast<double>(c[a] - r) * g.cell));
+        double gap = static_cast<double>(q[a]) - (g.origin[a] + static_cast<double>(c[a] - r) * g.cell) - slack;
+        bound2 = std::min(bound2, (gap > 0 ? gap * gap : 0.0) + across);
       }
       if (c[a] + r < g.dims[a] - 1) {  // and above
         exhausted = false;
-        gap = std::min(gap, g.origin[a] + static_cast<double>(c[a] + r + 1) * g.cell - static_cast<double>(q[a]));
+        double gap = g.origin[a] + static_cast<double>(c[a] + r + 1) * g.cell - static_cast<double>(q[a]) - slack;
+        bound2 = std::min(bound2, (gap > 0 ? gap * gap : 0.0) + across);
       }
     }
     if (exhausted) return;
-    gap -= slack;
-    // float d2 of a point at true distance >= gap is >= gap^2 * (1 - 2^-21) (a few roundings).
-    double bound2 = gap > 0 ? gap * gap * (1.0 - 1e-5) : -1.0;
+    // float d2 of a point at true squared distance D is >= D * (1 - 2^-21) (a few roundings).
+    bound2 *= 1.0 - 1e-5;
     if (stop(bound2)) return;
   }
 }
