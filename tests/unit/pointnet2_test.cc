@@ -475,6 +475,7 @@ TEST(KNN, RandomMatchesReference) {
     }
   auto xyz = uniform_cloud(50, 7);
   expect_knn_match(xyz, xyz, 1, 50, 50, 50);  // k = N
+  expect_knn_match(xyz, {}, 1, 50, 0, 5);     // M = 0
 }
 
 TEST(KNN, AdversarialClouds) {
