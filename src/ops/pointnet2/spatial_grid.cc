@@ -84,7 +84,8 @@ std::vector<int32_t> queries_by_cell(const SpatialGrid& g, const float* queries,
 
 void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& b, double cell, int64_t max_cells) {
   if (!(cell > 0) || !std::isfinite(cell)) cell = 1.0;
-  max_cells = std::max<int64_t>(1, max_cells);
+  // Cell ids are stored as int32.
+  max_cells = std::min<int64_t>(std::max<int64_t>(1, max_cells), std::numeric_limits<int32_t>::max() - 1);
   if (cells_for(b, cell) > static_cast<double>(max_cells))
     cell = std::max(cell, cell_size_for_cell_count(b, static_cast<double>(max_cells)));
   // The bisection may still land one row over the cap on degenerate extents: grow until it fits.
