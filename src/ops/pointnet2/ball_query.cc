@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Optimised BallQuery.
 //
 // A grid per batch with cells of side ~radius; a centre's ball overlaps at most 3x3x3 cells.

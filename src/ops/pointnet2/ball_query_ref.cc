@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Reference BallQuery: the OPS.md scan, line by line.
 #include "ops/pointnet2/ball_query.h"
 

@@ -3,11 +3,9 @@
 // validation for the gather-style operators.
 //
 // Floating-point contract: OPS.md defines d2 = dx*dx + dy*dy + dz*dz in float32, evaluated
-// left to right WITHOUT fused multiply-adds. GCC contracts a*b+c into an FMA by default with
-// -march=native, so every .cc of this family starts with `#pragma GCC optimize("fp-contract=off")`
-// before any include (clang only contracts within one statement, and the helpers below keep
-// each product in its own statement); the reference and the optimised kernels then agree bit
-// for bit. A future .cu file must use __fmul_rn/__fadd_rn (or -fmad=false) for the same reason.
+// left to right WITHOUT fused multiply-adds. GCC would contract a*b+c into an FMA with
+// -march=native, so the build passes -ffp-contract=off to every file (CMakeLists.txt); the
+// reference and the optimised kernels then agree bit for bit. A future .cu file must use __fmul_rn/__fadd_rn (or -fmad=false) for the same reason.
 #pragma once
 
 #include <cmath>

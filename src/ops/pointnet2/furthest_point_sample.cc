@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Optimised FurthestPointSample. The O(N * npoint) work is inherent; what matters is that each
 // of the npoint passes is one vectorised sweep over a SoA copy (x, y, z, dist) with a blocked
 // arg-max: the sweep keeps only each block's maximum (a SIMD max-reduction), and the lowest

@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Reference FurthestPointSample: the OPS.md pseudo-code, line by line.
 #include <vector>
 

@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 #include "ops/pointnet2/gather_points.h"
 
 namespace pointrt {

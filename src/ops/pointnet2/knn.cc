@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Optimised KNN: a grid per batch sized for ~k points per cell, so that the query's cell and
 // its first ring usually hold the k nearest with room to prove it; ring_search() keeps going
 // until the k-th best d2 is strictly below a lower bound for every unvisited point, which makes

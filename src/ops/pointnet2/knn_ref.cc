@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Reference KNN: all distances, a full sort in the KNN order, the first k.
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Operator table rows of the pointrt PointNet++ family (OPS.md "PointNet++ family"). Each row's
 // kernel parses its attributes at prepare time, checks shapes, dtypes and indices at run time
 // (errors name the node, the input and the value) and calls the optimised kernel of <op>.cc.

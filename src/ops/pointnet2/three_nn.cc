@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Optimised ThreeNN: KNN's ring search with k = 3 over a grid of the finite known points
 // (non-finite points can never have d2 < inf, so leaving them out changes nothing).
 #include <omp.h>

@@ -1,4 +1,3 @@
-#pragma GCC optimize("fp-contract=off")  // strict float32 (see common.h)
 // Reference ThreeNN: pointnet2_ops three_nn_kernel's loop, then the wrapper's sqrt.
 #include "ops/pointnet2/three_nn.h"
 
