@@ -3,7 +3,10 @@
 // the operator table (messages must name the node, the input, the value and the range).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <functional>
 #include <cstring>
 #include <random>
 
@@ -325,6 +328,39 @@ TEST(TensorSplit, EqualUnevenAndInputSizes) {
   EXPECT_EQ(y[1].data_as<int64_t>()[2], 6);
 }
 
+TEST(TensorSplit, RoundTripsThroughConcatOnAwkwardShapes) {
+  std::mt19937 rng(12);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int rank = 1 + iter % 6;
+    Shape s = random_shape(rng, rank);
+    const int64_t axis = static_cast<int64_t>(rng() % rank);
+    std::vector<int64_t> sizes;
+    for (int64_t left = s[axis]; left > 0;) {
+      int64_t k = 1 + static_cast<int64_t>(rng() % 3);
+      k = std::min(k, left);
+      sizes.push_back(k);
+      left -= k;
+    }
+    sizes.push_back(0);  // an empty chunk
+    for (DType dt : kSizes) {
+      Tensor x = random_tensor(dt, s, rng);
+      std::vector<Tensor> parts;
+      std::vector<Tensor*> outs;
+      for (int64_t k : split_sizes(s[axis], sizes, static_cast<int64_t>(sizes.size()), false, "test")) {
+        Shape ps = s;
+        ps[axis] = k;
+        parts.push_back(Tensor::zeros(dt, ps));
+      }
+      for (auto& p : parts) outs.push_back(&p);
+      split_cpu(x, axis, outs);
+      std::vector<const Tensor*> ins(outs.begin(), outs.end());
+      Tensor back = Tensor::zeros(dt, s);
+      concat_ref(ins, axis, back);
+      ASSERT_TRUE(same_bytes(back, x)) << shape_to_string(s) << " axis " << axis;
+    }
+  }
+}
+
 // ------------------------------------------------------------------ Gather family
 TEST(TensorGather, FastMatchesReference) {
   std::mt19937 rng(6);
@@ -607,4 +643,38 @@ TEST(TensorTable, RowsCoverOpsetsWithoutGaps) {
     for (auto* e : rows) first = std::min(first, e->since);
     for (int v = first; v <= 21; ++v) EXPECT_NE(op_table().find("", op, v), nullptr) << op << " opset " << v;
   }
+}
+
+// Manual timing (not run by default): --gtest_also_run_disabled_tests --gtest_filter='*TensorPerf*'
+TEST(TensorPerf, DISABLED_BigMoves) {
+  std::mt19937 rng(11);
+  auto time_ms = [](const std::function<void()>& f) {
+    f();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 5; ++i) f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 5;
+  };
+  Tensor x = random_tensor(DType::kFloat32, {1, 64, 256, 256}, rng);  // 16 MiB
+  Tensor y = Tensor::zeros(DType::kFloat32, {1, 256, 256, 64});
+  printf("memcpy 16MiB            %.2f ms\n", time_ms([&] { std::memcpy(y.data(), x.data(), x.nbytes()); }));
+  printf("transpose NCHW->NHWC    %.2f ms\n", time_ms([&] { transpose_cpu(x, {0, 2, 3, 1}, y); }));
+  Tensor x2 = random_tensor(DType::kFloat32, {2048, 2048}, rng), y2 = Tensor::zeros(DType::kFloat32, {2048, 2048});
+  printf("transpose 2048^2        %.2f ms\n", time_ms([&] { transpose_cpu(x2, {1, 0}, y2); }));
+  Tensor y3 = Tensor::zeros(DType::kFloat32, {1, 64, 256, 128});
+  SlicePlan p = slice_plan(x.shape(), {0}, {256}, {3}, {2}, "perf");
+  printf("slice step 2 last axis  %.2f ms\n", time_ms([&] { slice_cpu(x, p, y3); }));
+  SlicePlan p2 = slice_plan(x.shape(), {0}, {128}, {2}, {1}, "perf");
+  printf("slice half axis 2       %.2f ms\n", time_ms([&] { slice_cpu(x, p2, y3); }));
+  Tensor c = Tensor::zeros(DType::kFloat32, {1, 128, 256, 256});
+  std::vector<const Tensor*> ins = {&x, &x};
+  printf("concat 2x16MiB axis 1   %.2f ms\n", time_ms([&] { concat_cpu(ins, 1, c); }));
+  Tensor emb = random_tensor(DType::kFloat32, {30000, 256}, rng), idx = index_tensor(DType::kInt64, {16384}, 30000, rng);
+  Tensor g = Tensor::zeros(DType::kFloat32, {16384, 256});
+  printf("gather 16384 rows x256  %.2f ms\n", time_ms([&] { gather_cpu(emb, idx, 0, g, "perf", "indices"); }));
+  Tensor t = Tensor::zeros(DType::kFloat32, {1, 64, 512, 512});
+  printf("tile x[1,1,2,2]         %.2f ms\n", time_ms([&] { tile_cpu(x, {1, 1, 2, 2}, t); }));
+  PadPlan pp = pad_plan(x.shape(), {0, 0, 1, 1, 0, 0, 1, 1}, {}, PadMode::kReflect, "perf");
+  Tensor pd = Tensor::zeros(DType::kFloat32, pp.out_shape);
+  uint64_t zero = 0;
+  printf("pad reflect 1           %.2f ms\n", time_ms([&] { pad_cpu(x, pp, &zero, pd); }));
 }

@@ -117,7 +117,7 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
   // Batched 2D transpose: the second-innermost output dim walks the source contiguously.
   if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0) {
     const int64_t rows = shape[rank - 2];
-    constexpr int64_t kTile = 32;
+    constexpr int64_t kTile = 16;
     const int64_t row_tiles = (rows + kTile - 1) / kTile;
     const int64_t batches = total / (rows * inner);
     const int64_t jobs = batches * row_tiles;
