@@ -632,6 +632,37 @@ TEST(TensorShapeOps, ConstantRangeNonZeroOneHot) {
   for (int i = 6; i < 9; ++i) EXPECT_EQ(oh.data_as<float>()[i], 0.f);  // out of range: all off
 }
 
+TEST(TensorShapeOps, MoreErrorPathsNameTheNode) {
+  auto expect_error = [](const std::function<void()>& f, const char* needle) {
+    std::string msg = error_of(f);
+    EXPECT_NE(msg.find("node 'n1'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  };
+  Tensor x = f32({2, 3}, std::vector<float>(6, 0.f));
+  expect_error([&] { run_op("Tile", 13, {x, i64({1}, {2})}); }, "rank 2");
+  expect_error([&] { run_op("Tile", 13, {x, i64({2}, {1, -1})}); }, "negative");
+  expect_error([&] { run_op("Expand", 13, {x, i64({2}, {2, -3})}); }, "negative");
+  expect_error([&] { run_op("ConstantOfShape", 9, {i64({2}, {2, -1})}); }, "negative");
+  expect_error([&] { run_op("OneHot", 11, {i64({1}, {0}), i64({}, {0}), f32({2}, {0, 1})}); }, "depth");
+  expect_error([&] { run_op("OneHot", 11, {i64({1}, {0}), i64({}, {2}), f32({3}, {0, 1, 2})}); }, "values");
+  expect_error([&] { run_op("Concat", 13, {x, i64({2, 3}, {0, 0, 0, 0, 0, 0})}, {{"axis", attr_int(0)}}); }, "int64");
+  expect_error([&] { run_op("Concat", 13, {x}, {{"axis", attr_int(2)}}); }, "axis 2");
+  expect_error([&] { run_op("Flatten", 13, {x}, {{"axis", attr_int(3)}}); }, "'axis'");
+  expect_error([&] { run_op("Pad", 13, {x, i64({4}, {0, 0, 0, 0})}, {{"mode", attr_str("mirror")}}); }, "mirror");
+  expect_error([&] { run_op("GatherND", 13, {x, i64({1, 3}, {0, 0, 0})}); }, "last dimension");
+  expect_error([&] { run_op("ScatterND", 13, {x, i64({1, 1}, {0}), f32({1, 2}, {0, 0})}); }, "updates");
+  expect_error([&] { run_op("Split", 18, {x}, {{"num_outputs", attr_int(3)}}, 2); }, "num_outputs");
+  expect_error([&] { run_op("Range", 11, {i64({}, {0}), i64({2}, {4, 5}), i64({}, {1})}); }, "scalar");
+}
+
+TEST(TensorShapeOps, ShapeAndSizeReadOnlyTheShape) {
+  // Constant folding feeds Shape/Size a placeholder without data for statically shaped values.
+  Tensor placeholder = Tensor::wrap(DType::kFloat32, {4, 0, 7}, nullptr);
+  auto s = run_op("Shape", 13, {placeholder})[0];
+  EXPECT_EQ(s.data_as<int64_t>()[2], 7);
+  EXPECT_EQ(*run_op("Size", 13, {placeholder})[0].data_as<int64_t>(), 0);
+}
+
 // Every op of the family has rows with no gaps from its first opset (>= 7) up to 21.
 TEST(TensorTable, RowsCoverOpsetsWithoutGaps) {
   const char* ops[] = {"Concat", "ConstantOfShape", "Constant", "Expand", "Flatten", "Gather", "GatherElements",
