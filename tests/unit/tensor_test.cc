@@ -511,7 +511,8 @@ TEST(TensorPad, KnownNumpyResultsAndErrors) {
     auto y = run_op("Pad", opset, {x, i64({2}, {lo, hi})}, {{"mode", attr_str(mode)}});
     return std::vector<int64_t>(y[0].data_as<int64_t>(), y[0].data_as<int64_t>() + y[0].numel());
   };
-  // np.pad([1,2,3], (5,2), 'reflect') / 'edge' / 'wrap'
+  // np.pad([1,2,3], (5,2), 'reflect') / 'edge'; wrap is periodic (numpy 1.24 gives [2, 1, 2, ...] for
+  // (4, 2) because it pads both sides in rounds; ONNX Runtime takes x mod n, as we do).
   EXPECT_EQ(pad1("reflect", 5, 2), (std::vector<int64_t>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1}));
   EXPECT_EQ(pad1("edge", 2, 1), (std::vector<int64_t>{1, 1, 1, 2, 3, 3}));
   EXPECT_EQ(pad1("wrap", 4, 2), (std::vector<int64_t>{3, 1, 2, 3, 1, 2, 3, 1, 2}));

@@ -5,7 +5,8 @@
 //   constant: outside [0, n) -> the constant value;
 //   edge:     clamp(x, 0, n-1);
 //   reflect:  mirror without repeating the edge, periodically (numpy 'reflect'); n = 1 -> 0;
-//   wrap:     x mod n (opset 19).
+//   wrap:     x mod n (opset 19; numpy differs when one side pads beyond the size and the other
+//             pads too, since it pads in rounds; ONNX Runtime and we are periodic).
 // edge/reflect/wrap on an axis of size 0 that gets padding is an error.
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
