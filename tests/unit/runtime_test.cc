@@ -222,3 +222,22 @@ TEST(Compare, ReportsWorstElementAndToleranceRules) {
   EXPECT_TRUE(compare_tensors(a, b, 0.6, 0).ok);
   EXPECT_FALSE(compare_tensors(a, test::iota_tensor({2, 2}), 1, 1).ok);
 }
+
+TEST(Session, OutputViewingACallerBufferIsCopied) {
+  ModelBuilder b;
+  b.input("x", DType::kFloat32, {int64_t(2), int64_t(3)});
+  b.initializer("shape", [] {
+    Tensor s = Tensor::allocate(DType::kInt64, {1});
+    s.data_as<int64_t>()[0] = 6;
+    return s;
+  }());
+  b.node("Reshape", {"x", "shape"}, {"y"}, "", "flatten");
+  b.output("y");
+  Session s(b.load());
+  std::vector<float> in = {1, 2, 3, 4, 5, 6};
+  Tensor y = s.run({{"x", Tensor::wrap(DType::kFloat32, {2, 3}, in.data())}})[0];
+  EXPECT_EQ(y.shape(), (Shape{6}));
+  EXPECT_NE(y.data(), static_cast<void*>(in.data()));
+  in[0] = 100;
+  EXPECT_EQ(y.data_as<float>()[0], 1.f);
+}
