@@ -23,6 +23,7 @@
 #include <set>
 
 #include "graph/onnx_import.h"
+#include "graph/scn_import.h"
 #include "onnx/onnx_pb.h"
 
 namespace pointrt {
@@ -87,6 +88,8 @@ void set_float_type(onnx::ValueInfoProto& vi) {
   auto* tt = vi.mutable_type()->mutable_tensor_type();
   if (tt->elem_type() == onnx::TensorProto::FLOAT16) tt->set_elem_type(onnx::TensorProto::FLOAT);
 }
+
+}  // namespace
 
 bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes) {
   auto* g = model.mutable_graph();
@@ -284,8 +287,6 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
       first_shape, format.empty() ? "" : str_cat(" (format '", format, "')")));
   return true;
 }
-
-}  // namespace
 
 void register_scn_importer() {
   static std::once_flag once;

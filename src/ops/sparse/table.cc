@@ -1,12 +1,11 @@
 // Operator table rows of the pointrt sparse family (OPS.md "Sparse-convolution family").
+#include "graph/scn_import.h"
 #include "ops/families.h"
 #include "ops/sparse/scatter_dense.h"
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/voxelize.h"
 
 namespace pointrt {
-
-void register_scn_importer();  // graph/scn_import.cc
 
 void register_sparse(OpTable& t) {
   t.add({"pointrt", "Voxelize", 1, 1, kFloat32Only, sparse::make_voxelize_kernel,
