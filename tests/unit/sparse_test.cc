@@ -237,6 +237,9 @@ TEST(SparseConv, SubmanifoldMatchesOracles) {
   run_conv_case({"subm_single_site", {5, 5, 5}, 1, 1, 3, 4, {3, 3, 3}}, 6);
   run_conv_case({"subm_dense_grid", {3, 4, 5}, 60, 1, 3, 3, {3, 3, 3}}, 7);
   run_conv_case({"subm_empty", {5, 5, 5}, 0, 1, 3, 4, {3, 3, 3}}, 8);
+  // Many output-row blocks (the parallel path) and odd channel counts.
+  run_conv_case({"subm_large", {20, 30, 41}, 5000, 2, 5, 7, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 0,
+                 "ReLU"}, 9);
 }
 
 TEST(SparseConv, RegularMatchesOracles) {
@@ -249,6 +252,7 @@ TEST(SparseConv, RegularMatchesOracles) {
   run_conv_case({"reg_zstride_only", {11, 6, 6}, 60, 1, 3, 3, {3, 1, 1}, {2, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1}, 16);
   run_conv_case({"reg_single", {5, 5, 5}, 1, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 17);
   run_conv_case({"reg_empty", {5, 5, 5}, 0, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 18);
+  run_conv_case({"reg_large", {21, 40, 33}, 6000, 2, 3, 9, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 19);
 }
 
 TEST(SparseConv, TransposedMatchesOracles) {
@@ -260,11 +264,12 @@ TEST(SparseConv, TransposedMatchesOracles) {
 
 // regular conv (key "down") followed by its inverse; both optimised and reference, plus dense.
 TEST(SparseConv, InverseMatchesOracles) {
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE(variant);
     std::mt19937 rng(31 + variant);
-    Shape3 shape = variant == 0 ? Shape3{9, 8, 7} : variant == 1 ? Shape3{5, 6, 7} : Shape3{4, 4, 4};
-    int64_t n = variant == 2 ? 0 : 120;
+    Shape3 shape = variant == 0 ? Shape3{9, 8, 7} : variant == 1 ? Shape3{5, 6, 7} : variant == 2 ? Shape3{4, 4, 4}
+                                                                                                  : Shape3{21, 30, 27};
+    int64_t n = variant == 2 ? 0 : variant == 3 ? 4000 : 120;
     TestGraph tg;
     std::map<std::string, Attribute> down = {{"kernel_size", ints_attr({3, 3, 3})}, {"stride", ints_attr({2, 2, 2})},
                                              {"padding", ints_attr({1, 1, 1})},
@@ -449,8 +454,8 @@ std::vector<Tensor> voxelize(const std::map<std::string, Attribute>& attrs, cons
 
 TEST(Voxelize, MatchesReferenceOnRandomClouds) {
   std::mt19937 rng(61);
-  for (int trial = 0; trial < 4; ++trial) {
-    const int64_t p = trial == 0 ? 0 : trial == 1 ? 1 : 3000 + 1111 * trial, f = 3 + trial % 3;
+  for (int trial = 0; trial < 5; ++trial) {
+    const int64_t p = trial == 0 ? 0 : trial == 1 ? 1 : trial == 4 ? 30000 : 3000 + 1111 * trial, f = 3 + trial % 3;
     Tensor pts = float_tensor({p, f}, rng, -6.f, 6.f);
     auto attrs = vox_attrs({0.5f, 0.4f, 0.75f}, {-5.f, -4.f, -3.f, 5.f, 4.f, 3.f}, 1 + trial * 2, 50 + trial * 200);
     auto a = voxelize(attrs, pts, false), b = voxelize(attrs, pts, true);

@@ -117,19 +117,47 @@ SparseConvAttrs parse_sparse_conv_attrs(const KernelInit& init) {
 
 namespace {
 
-// Sorted unique output keys and a key -> row lookup. A bitmap over the output grid gives both
-// without sorting when the grid is small enough; otherwise sort + hash map.
-struct OutputSites {
-  std::vector<uint64_t> bits;     // bitmap path
-  std::vector<int32_t> word_rank; // rows before each bitmap word
-  SiteMap map;                    // sort path
-  bool use_bitmap = false;
-  int32_t row_of(uint64_t key) const {
-    if (!use_bitmap) return map.find(key);
-    uint64_t w = bits[key >> 6];
-    return word_rank[key >> 6] + __builtin_popcountll(w & ((uint64_t(1) << (key & 63)) - 1));
+// Sorted unique output keys from the candidate output of every (input, offset). A bitmap over
+// the output grid gives them without sorting when the grid is small enough; otherwise sort.
+template <typename ForEachCandidate>
+std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachCandidate&& for_each_candidate) {
+  std::vector<uint64_t> sorted;
+  const bool use_bitmap = key_space <= (uint64_t(1) << 34) && key_space / 64 <= static_cast<uint64_t>(std::max<int64_t>(n, 1024)) * 64;
+  if (use_bitmap) {
+    std::vector<uint64_t> bits((key_space + 63) / 64, 0);
+#pragma omp parallel for schedule(static) if (n > 4096)
+    for (int64_t q = 0; q < n; ++q)
+      for_each_candidate(q, [&](uint64_t key) {
+        __atomic_fetch_or(&bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
+      });
+    const size_t words = bits.size();
+    std::vector<int64_t> rank(words + 1);
+    int64_t total = 0;
+    for (size_t w = 0; w < words; ++w) {
+      rank[w] = total;
+      total += __builtin_popcountll(bits[w]);
+    }
+    sorted.resize(total);
+#pragma omp parallel for schedule(static) if (words > 65536)
+    for (size_t w = 0; w < words; ++w) {
+      uint64_t b = bits[w];
+      int64_t r = rank[w];
+      while (b) {
+        sorted[r++] = (static_cast<uint64_t>(w) << 6) | static_cast<uint64_t>(__builtin_ctzll(b));
+        b &= b - 1;
+      }
+    }
+  } else {
+    for (int64_t q = 0; q < n; ++q) for_each_candidate(q, [&](uint64_t key) { sorted.push_back(key); });
+#ifdef _OPENMP
+    __gnu_parallel::sort(sorted.begin(), sorted.end());
+#else
+    std::sort(sorted.begin(), sorted.end());
+#endif
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   }
-};
+  return sorted;
+}
 
 }  // namespace
 
@@ -141,137 +169,120 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   const Sites& in = rb->in_sites;
   const int64_t volume = attrs.kernel_volume();
   const int64_t n = in.count;
-  rb->in_rows.assign(volume, {});
-  rb->out_rows.assign(volume, {});
+  PairLists& pl = rb->pairs;
+  pl.in_rows.assign(volume, {});
+  pl.out_rows.assign(volume, {});
   const Shape3& is = attrs.in_shape;
   const Shape3& os = attrs.out_shape;
   const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;
+  const SiteMap map = build_site_map(in, is, src);  // also rejects duplicate sites
 
+  // Output sites (rows of the result) as (b, p0, p1, p2).
+  const int32_t* out = nullptr;
+  int64_t m = 0;
   if (attrs.kind == ConvKind::kSubm) {
-    SiteMap map = build_site_map(in, is, src);
-    rb->num_out = n;
-    const Shape3 center{(k[0] - 1) / 2, (k[1] - 1) / 2, (k[2] - 1) / 2};
-#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
-    for (int64_t o = 0; o < volume; ++o) {
-      const int64_t a0 = o / (k[1] * k[2]), a1 = (o / k[2]) % k[1], a2 = o % k[2];
-      const int64_t d0 = (a0 - center[0]) * dil[0], d1 = (a1 - center[1]) * dil[1], d2 = (a2 - center[2]) * dil[2];
-      auto& ir = rb->in_rows[o];
-      auto& orow = rb->out_rows[o];
-      if (d0 == 0 && d1 == 0 && d2 == 0) {  // the centre: every site pairs with itself
-        ir.resize(n);
-        orow.resize(n);
-        for (int64_t p = 0; p < n; ++p) ir[p] = orow[p] = static_cast<int32_t>(p);
-        rb->identity_offset = o;
-        continue;
+    out = in.rows.data();
+    m = n;
+  } else {
+    int64_t batches = 0;
+    for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+    const bool transposed = attrs.kind == ConvKind::kTransposed;
+    auto for_each_candidate = [&](int64_t q, auto&& emit) {
+      const int32_t* s = in.row(q);
+      for (int64_t o = 0; o < volume; ++o) {
+        const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+        int64_t p[3];
+        bool ok = true;
+        for (int d = 0; d < 3 && ok; ++d) {
+          if (transposed) {
+            p[d] = s[d + 1] * st[d] - pad[d] + a[d] * dil[d];
+          } else {
+            const int64_t num = s[d + 1] + pad[d] - a[d] * dil[d];
+            if (num < 0 || num % st[d] != 0) { ok = false; break; }
+            p[d] = num / st[d];
+          }
+          ok = p[d] >= 0 && p[d] < os[d];
+        }
+        if (ok) emit(site_key(s[0], p[0], p[1], p[2], os));
       }
-      ir.reserve(n / 2);
-      orow.reserve(n / 2);
-      for (int64_t p = 0; p < n; ++p) {
-        const int32_t* s = in.row(p);
-        int64_t q0 = s[1] + d0, q1 = s[2] + d1, q2 = s[3] + d2;
-        if (q0 < 0 || q0 >= is[0] || q1 < 0 || q1 >= is[1] || q2 < 0 || q2 >= is[2]) continue;
-        int32_t q = map.find(site_key(s[0], q0, q1, q2, is));
-        if (q < 0) continue;
-        ir.push_back(q);
-        orow.push_back(static_cast<int32_t>(p));
-      }
-    }
-    return rb;
+    };
+    const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+    std::vector<uint64_t> keys = unique_output_keys(key_space, n, for_each_candidate);
+    m = static_cast<int64_t>(keys.size());
+    if (m > std::numeric_limits<int32_t>::max() / 2)
+      fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+    rb->out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > 16384)
+    for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb->out_sites.data() + 4 * i);
+    out = rb->out_sites.data();
   }
+  pl.num_out = m;
 
-  // Regular / transposed: duplicates are still an error (checked by the site map).
-  {
-    SiteMap check = build_site_map(in, is, src);
-    (void)check;
-  }
-  int64_t batches = 0;
-  for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
-  const uint64_t out_keys = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
-  const bool transposed = attrs.kind == ConvKind::kTransposed;
-
-  OutputSites outs;
-  outs.use_bitmap = out_keys <= (uint64_t(1) << 31) && out_keys <= static_cast<uint64_t>(64 * std::max<int64_t>(n, 1) * 64);
-  if (outs.use_bitmap) outs.bits.assign((out_keys + 63) / 64, 0);
-  std::vector<std::vector<uint64_t>> pair_keys(volume);
-
-#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
+  // Output-major pairing: for each output p and offset o, the input q it reads. Lists come out
+  // sorted by output row. Subm: q = p + (a - c) * dil; regular: q = p * stride - pad + a * dil;
+  // transposed: q * stride = p + pad - a * dil.
+  const Shape3 center{(k[0] - 1) / 2, (k[1] - 1) / 2, (k[2] - 1) / 2};
+#pragma omp parallel for schedule(dynamic, 1) if (m * volume > 20000)
   for (int64_t o = 0; o < volume; ++o) {
     const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
-    auto& ir = rb->in_rows[o];
-    auto& keys = pair_keys[o];
-    for (int64_t q = 0; q < n; ++q) {
-      const int32_t* s = in.row(q);
-      int64_t p[3];
+    auto& ir = pl.in_rows[o];
+    auto& orow = pl.out_rows[o];
+    if (attrs.kind == ConvKind::kSubm && a[0] == center[0] && a[1] == center[1] && a[2] == center[2]) {
+      ir.resize(m);
+      orow.resize(m);
+      for (int64_t p = 0; p < m; ++p) ir[p] = orow[p] = static_cast<int32_t>(p);
+      pl.identity_offset = o;
+      continue;
+    }
+    for (int64_t p = 0; p < m; ++p) {
+      const int32_t* s = out + 4 * p;
+      int64_t q[3];
       bool ok = true;
       for (int d = 0; d < 3 && ok; ++d) {
-        if (transposed) {
-          p[d] = s[d + 1] * st[d] - pad[d] + a[d] * dil[d];
-        } else {
-          int64_t num = s[d + 1] + pad[d] - a[d] * dil[d];
-          if (num < 0 || num % st[d] != 0) { ok = false; break; }
-          p[d] = num / st[d];
+        switch (attrs.kind) {
+          case ConvKind::kSubm: q[d] = s[d + 1] + (a[d] - center[d]) * dil[d]; break;
+          case ConvKind::kRegular: q[d] = s[d + 1] * st[d] - pad[d] + a[d] * dil[d]; break;
+          default: {
+            const int64_t num = s[d + 1] + pad[d] - a[d] * dil[d];
+            if (num < 0 || num % st[d] != 0) { ok = false; break; }
+            q[d] = num / st[d];
+          }
         }
-        ok = p[d] >= 0 && p[d] < os[d];
+        ok = ok && q[d] >= 0 && q[d] < is[d];
       }
       if (!ok) continue;
-      uint64_t key = site_key(s[0], p[0], p[1], p[2], os);
-      ir.push_back(static_cast<int32_t>(q));
-      keys.push_back(key);
-      if (outs.use_bitmap) __atomic_fetch_or(&outs.bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
+      const int32_t r = map.find(site_key(s[0], q[0], q[1], q[2], is));
+      if (r < 0) continue;
+      ir.push_back(r);
+      orow.push_back(static_cast<int32_t>(p));
     }
-  }
-
-  std::vector<uint64_t> sorted;
-  if (outs.use_bitmap) {
-    const size_t words = outs.bits.size();
-    outs.word_rank.resize(words + 1);
-    int64_t total = 0;
-    for (size_t w = 0; w < words; ++w) {
-      outs.word_rank[w] = static_cast<int32_t>(total);
-      total += __builtin_popcountll(outs.bits[w]);
-    }
-    outs.word_rank[words] = static_cast<int32_t>(total);
-    sorted.resize(total);
-#pragma omp parallel for schedule(static) if (words > 65536)
-    for (size_t w = 0; w < words; ++w) {
-      uint64_t bits = outs.bits[w];
-      int64_t r = outs.word_rank[w];
-      while (bits) {
-        int b = __builtin_ctzll(bits);
-        sorted[r++] = (static_cast<uint64_t>(w) << 6) | static_cast<uint64_t>(b);
-        bits &= bits - 1;
-      }
-    }
-  } else {
-    size_t total = 0;
-    for (auto& v : pair_keys) total += v.size();
-    sorted.reserve(total);
-    for (auto& v : pair_keys) sorted.insert(sorted.end(), v.begin(), v.end());
-#ifdef _OPENMP
-    __gnu_parallel::sort(sorted.begin(), sorted.end());
-#else
-    std::sort(sorted.begin(), sorted.end());
-#endif
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    outs.map.reserve(static_cast<int64_t>(sorted.size()));
-    for (size_t i = 0; i < sorted.size(); ++i) outs.map.insert(sorted[i], static_cast<int32_t>(i));
-  }
-  const int64_t m = static_cast<int64_t>(sorted.size());
-  if (m > std::numeric_limits<int32_t>::max() / 2)
-    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
-  rb->num_out = m;
-  rb->out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > 16384)
-  for (int64_t i = 0; i < m; ++i) key_to_site(sorted[i], os, rb->out_sites.data() + 4 * i);
-
-#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
-  for (int64_t o = 0; o < volume; ++o) {
-    const auto& keys = pair_keys[o];
-    auto& orow = rb->out_rows[o];
-    orow.resize(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) orow[i] = outs.row_of(keys[i]);
   }
   return rb;
+}
+
+PairLists reverse_pairs(const PairLists& fwd, int64_t num_in) {
+  PairLists r;
+  const int64_t volume = static_cast<int64_t>(fwd.in_rows.size());
+  r.num_out = num_in;
+  r.in_rows.assign(volume, {});
+  r.out_rows.assign(volume, {});
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t o = 0; o < volume; ++o) {
+    const auto& src = fwd.out_rows[o];
+    const auto& dst = fwd.in_rows[o];
+    std::vector<int64_t> order(dst.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return dst[a] < dst[b]; });
+    auto& ir = r.in_rows[o];
+    auto& orow = r.out_rows[o];
+    ir.resize(order.size());
+    orow.resize(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      ir[i] = src[order[i]];
+      orow[i] = dst[order[i]];
+    }
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------- compute
@@ -285,48 +296,52 @@ std::vector<float> pack_sparse_weight(const float* w, int64_t cout, int64_t volu
 }
 
 namespace {
-void sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float beta, float* c) {
-  dnnl_status_t st = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, beta, c, n);
+void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, float beta, float* c) {
+  dnnl_status_t st = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, lda, b, n, beta, c, n);
   if (st != dnnl_success) fail("SparseConv: dnnl_sgemm failed with status ", static_cast<int>(st));
 }
 }  // namespace
 
-void apply_rulebook(const Rulebook& rb, bool reverse, const float* x, int64_t cin, const float* packed, int64_t cout,
-                    float* out) {
-  const int64_t out_rows = reverse ? rb.in_sites.count : rb.num_out;
-  const int64_t volume = static_cast<int64_t>(rb.in_rows.size());
-  if (out_rows == 0 || cout == 0) return;
-  // A subm centre offset pairs every row with itself: one GEMM straight into the output.
-  const int64_t identity = reverse ? -1 : rb.identity_offset;
-  if (identity >= 0 && cin > 0) {
-    sgemm(out_rows, cout, cin, x, packed + identity * cin * cout, 0.0f, out);
-  } else {
-#pragma omp parallel for schedule(static) if (out_rows * cout > 65536)
-    for (int64_t r = 0; r < out_rows; ++r) std::memset(out + r * cout, 0, sizeof(float) * cout);
-  }
-  if (cin == 0) return;
-  size_t max_pairs = 0;
-  for (int64_t o = 0; o < volume; ++o)
-    if (o != identity) max_pairs = std::max(max_pairs, rb.in_rows[o].size());
-  if (max_pairs == 0) return;
-  std::vector<float> gathered(max_pairs * cin), products(max_pairs * cout);
-  for (int64_t o = 0; o < volume; ++o) {
-    if (o == identity) continue;
-    const auto& src_rows = reverse ? rb.out_rows[o] : rb.in_rows[o];
-    const auto& dst_rows = reverse ? rb.in_rows[o] : rb.out_rows[o];
-    const int64_t np = static_cast<int64_t>(src_rows.size());
-    if (np == 0) continue;
-    float* g = gathered.data();
-#pragma omp parallel for schedule(static) if (np * cin > 32768)
-    for (int64_t i = 0; i < np; ++i) std::memcpy(g + i * cin, x + static_cast<int64_t>(src_rows[i]) * cin, sizeof(float) * cin);
-    sgemm(np, cout, cin, g, packed + o * cin * cout, 0.0f, products.data());
-    // Within one offset every destination row occurs at most once: the scatter is race-free.
-    const float* p = products.data();
-#pragma omp parallel for schedule(static) if (np * cout > 32768)
-    for (int64_t i = 0; i < np; ++i) {
-      float* dst = out + static_cast<int64_t>(dst_rows[i]) * cout;
-      const float* s = p + i * cout;
-      for (int64_t c = 0; c < cout; ++c) dst[c] += s[c];
+void apply_pairs(const PairLists& pl, const float* x, int64_t cin, const float* packed, int64_t cout, float* out) {
+  const int64_t rows = pl.num_out;
+  const int64_t volume = static_cast<int64_t>(pl.in_rows.size());
+  if (rows == 0 || cout == 0) return;
+  const int64_t identity = pl.identity_offset;
+  // Blocks of output rows; each thread owns its blocks, so the scatter-add needs no atomics.
+  const int64_t block = std::max<int64_t>(256, std::min<int64_t>(4096, rows / (8 * std::max(1, omp_get_max_threads())) + 1));
+  const int64_t blocks = (rows + block - 1) / block;
+#pragma omp parallel if (blocks > 1)
+  {
+    std::vector<float> gathered(static_cast<size_t>(block * std::max<int64_t>(cin, 1)));
+    std::vector<float> products(static_cast<size_t>(block * cout));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t bi = 0; bi < blocks; ++bi) {
+      const int64_t r0 = bi * block, r1 = std::min(rows, r0 + block);
+      float* ob = out + r0 * cout;
+      if (identity >= 0 && cin > 0)  // subm centre: rows pair with themselves, x rows are contiguous
+        sgemm(r1 - r0, cout, cin, x + r0 * cin, cin, packed + identity * cin * cout, 0.0f, ob);
+      else
+        std::memset(ob, 0, sizeof(float) * (r1 - r0) * cout);
+      if (cin == 0) continue;
+      for (int64_t o = 0; o < volume; ++o) {
+        if (o == identity) continue;
+        const auto& dst = pl.out_rows[o];
+        const auto& src = pl.in_rows[o];
+        const int64_t lo = std::lower_bound(dst.begin(), dst.end(), static_cast<int32_t>(r0)) - dst.begin();
+        const int64_t hi = std::lower_bound(dst.begin() + lo, dst.end(), static_cast<int32_t>(r1)) - dst.begin();
+        const int64_t np = hi - lo;
+        if (np == 0) continue;
+        float* g = gathered.data();
+        for (int64_t i = 0; i < np; ++i)
+          std::memcpy(g + i * cin, x + static_cast<int64_t>(src[lo + i]) * cin, sizeof(float) * cin);
+        sgemm(np, cout, cin, g, cin, packed + o * cin * cout, 0.0f, products.data());
+        const float* pr = products.data();
+        for (int64_t i = 0; i < np; ++i) {
+          float* d = out + static_cast<int64_t>(dst[lo + i]) * cout;
+          const float* s = pr + i * cout;
+          for (int64_t c = 0; c < cout; ++c) d[c] += s[c];
+        }
+      }
     }
   }
 }
@@ -395,8 +410,9 @@ class SparseConvKernel : public OpKernel {
         fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
              "' names no regular SparseConv that ran earlier in this run");
       rb = std::static_pointer_cast<const Rulebook>(it->second);
-      if (rb->num_out != n || std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0)
-        fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->num_out,
+      if (rb->pairs.num_out != n ||
+          std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0)
+        fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->pairs.num_out,
              " rows) of the convolution with rulebook key '", attrs_.rulebook, "' (", rb->attrs.node_name, ")");
     } else if (!attrs_.rulebook.empty()) {
       auto& entry = ctx.cache().entries[cache_key(attrs_.kind, attrs_.rulebook)];
@@ -424,9 +440,17 @@ class SparseConvKernel : public OpKernel {
       rb = built;
     }
 
-    const int64_t m = reverse ? rb->in_sites.count : rb->num_out;
+    const PairLists* pairs = &rb->pairs;
+    std::shared_ptr<const PairLists> reversed;
+    if (reverse) {  // the reversed pairing is built once per run and key
+      auto& entry = ctx.cache().entries[str_cat("pointrt.sparse.rulebook-reversed/", attrs_.rulebook)];
+      if (!entry) entry = std::make_shared<PairLists>(reverse_pairs(rb->pairs, rb->in_sites.count));
+      reversed = std::static_pointer_cast<const PairLists>(entry);
+      pairs = reversed.get();
+    }
+    const int64_t m = pairs->num_out;
     Tensor& y = ctx.output(0, DType::kFloat32, {m, cout});
-    apply_rulebook(*rb, reverse, x.data_as<float>(), cin, packed, cout, y.data_as<float>());
+    apply_pairs(*pairs, x.data_as<float>(), cin, packed, cout, y.data_as<float>());
     apply_bias_activation(y.data_as<float>(), m, cout, bias, attrs_.act, attrs_.alpha);
     if (ctx.num_outputs() > 1) {
       Tensor& yi = ctx.output(1, DType::kInt32, {m, 4});

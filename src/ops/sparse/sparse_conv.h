@@ -61,14 +61,25 @@ SparseConvAttrs parse_sparse_conv_attrs(const KernelInit& init);
 SparseConvAttrs parse_sparse_conv_attrs(const Attributes& attrs, const std::string& where,
                                         std::shared_ptr<SparseConvAttrs> forward = nullptr);
 
-/// The site pairing of one convolution: per kernel offset, the (in_row, out_row) pairs.
-struct Rulebook {
-  SparseConvAttrs attrs;   // geometry it was built for
-  Sites in_sites;          // the input sites (copy: needed for sharing checks and inverse output)
-  std::vector<int32_t> out_sites;  // num_out * 4; empty for subm (= in_sites)
+/// Per kernel offset, the (in_row, out_row) pairs; within one offset an out_row occurs at most
+/// once and the list is sorted by out_row (so output-row blocks can be processed independently).
+struct PairLists {
   int64_t num_out = 0;
   std::vector<std::vector<int32_t>> in_rows, out_rows;  // [kernel volume][pairs]
   int64_t identity_offset = -1;  // subm centre: pairs (r, r) for every row
+  int64_t total_pairs() const {
+    int64_t t = 0;
+    for (const auto& v : in_rows) t += static_cast<int64_t>(v.size());
+    return t;
+  }
+};
+
+/// The site pairing of one convolution.
+struct Rulebook {
+  SparseConvAttrs attrs;           // geometry it was built for
+  Sites in_sites;                  // the input sites (copy: sharing checks and inverse output)
+  std::vector<int32_t> out_sites;  // pairs.num_out * 4; empty for subm (= in_sites)
+  PairLists pairs;
   const int32_t* out_site_rows() const { return attrs.kind == ConvKind::kSubm ? in_sites.rows.data() : out_sites.data(); }
 };
 
@@ -76,11 +87,15 @@ struct Rulebook {
 /// site map is built here; a duplicate site is an error).
 std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src);
 
-/// out [rows x Cout] = sum over offsets of gathered x rows times the packed weight
-/// (packed[o] is [Cin x Cout]). reverse = inverse convolution (gather from out_rows, scatter to
-/// in_rows). `out` has rb.num_out rows (in_sites.count when reversed).
-void apply_rulebook(const Rulebook& rb, bool reverse, const float* x, int64_t cin, const float* packed_weight,
-                    int64_t cout, float* out);
+/// The pairs of a convolution read backwards (for its inverse): gather from its outputs, scatter
+/// to its `num_in` inputs, sorted by the new destination.
+PairLists reverse_pairs(const PairLists& forward, int64_t num_in);
+
+/// out [num_out x Cout] = sum over offsets of gathered x rows times the packed weight
+/// (packed[o] is [Cin x Cout]). One parallel region over blocks of output rows; per block and
+/// offset: gather, dnnl_sgemm, scatter-add (race-free: blocks own their rows).
+void apply_pairs(const PairLists& pairs, const float* x, int64_t cin, const float* packed_weight, int64_t cout,
+                 float* out);
 
 /// weight [Cout, K, Cin] -> packed [K, Cin, Cout].
 std::vector<float> pack_sparse_weight(const float* weight, int64_t cout, int64_t volume, int64_t cin);
