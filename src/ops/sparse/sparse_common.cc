@@ -70,8 +70,7 @@ Sites read_sites(const Tensor& indices, int64_t expected_rows, const Shape3& spa
 void SiteMap::reserve(int64_t expected) {
   size_t cap = 16;
   while (cap < static_cast<size_t>(expected) * 2) cap <<= 1;
-  keys_.assign(cap, kEmpty);
-  rows_.assign(cap, -1);
+  slots_.assign(cap, Slot{kEmpty, -1});
   mask_ = cap - 1;
   shift_ = 64;
   for (size_t c = cap; c > 1; c >>= 1) --shift_;
@@ -80,19 +79,41 @@ void SiteMap::reserve(int64_t expected) {
 int32_t SiteMap::insert(uint64_t key, int32_t row) {
   size_t i = slot_of(key);
   while (true) {
-    uint64_t k = keys_[i];
-    if (k == key) return rows_[i];
-    if (k == kEmpty) {
-      keys_[i] = key;
-      rows_[i] = row;
+    Slot& s = slots_[i];
+    if (s.key == key) return s.row;
+    if (s.key == kEmpty) {
+      s.key = key;
+      s.row = row;
       return -1;
     }
     i = (i + 1) & mask_;
   }
 }
 
+int32_t SiteMap::insert_concurrent(uint64_t key, int32_t row) {
+  size_t i = slot_of(key);
+  while (true) {
+    Slot& s = slots_[i];
+    uint64_t expected = kEmpty;
+    if (__atomic_compare_exchange_n(&s.key, &expected, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      __atomic_store_n(&s.row, row, __ATOMIC_RELEASE);
+      return -1;
+    }
+    if (expected == key) return 0;  // duplicate (the other row may not be stored yet)
+    i = (i + 1) & mask_;
+  }
+}
+
 SiteMap build_site_map(const Sites& sites, const Shape3& spatial, const IndexSource& src) {
   SiteMap map(sites.count);
+  bool duplicate = false;
+  if (sites.count > 16384) {
+#pragma omp parallel for schedule(static) reduction(|| : duplicate)
+    for (int64_t r = 0; r < sites.count; ++r)
+      if (map.insert_concurrent(site_key(sites.row(r), spatial), static_cast<int32_t>(r)) >= 0) duplicate = true;
+    if (!duplicate) return map;
+    map.reserve(sites.count);  // rebuild sequentially for a deterministic message
+  }
   for (int64_t r = 0; r < sites.count; ++r) {
     int32_t prev = map.insert(site_key(sites.row(r), spatial), static_cast<int32_t>(r));
     if (prev >= 0) {

@@ -52,8 +52,8 @@ inline void key_to_site(uint64_t key, const Shape3& s, int32_t* out) {
   out[0] = static_cast<int32_t>(k);
 }
 
-/// Open-addressing hash map from site key -> row (linear probing). Built once, then read
-/// concurrently without locks.
+/// Open-addressing hash map from site key -> row (linear probing, key and row side by side so a
+/// lookup touches one cache line). Built once, then read concurrently without locks.
 class SiteMap {
  public:
   static constexpr uint64_t kEmpty = ~uint64_t(0);
@@ -61,20 +61,27 @@ class SiteMap {
   void reserve(int64_t expected);
   /// Insert; returns the row already stored for this key, or -1 when it was new.
   int32_t insert(uint64_t key, int32_t row);
+  /// Thread-safe insert (compare-and-swap on the key); same result convention. Concurrent
+  /// inserts of the same key: exactly one sees -1.
+  int32_t insert_concurrent(uint64_t key, int32_t row);
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[slot_of(key)]); }
   int32_t find(uint64_t key) const {
     size_t i = slot_of(key);
     while (true) {
-      uint64_t k = keys_[i];
-      if (k == key) return rows_[i];
-      if (k == kEmpty) return -1;
+      const Slot& s = slots_[i];
+      if (s.key == key) return s.row;
+      if (s.key == kEmpty) return -1;
       i = (i + 1) & mask_;
     }
   }
 
  private:
+  struct Slot {
+    uint64_t key;
+    int32_t row;
+  };
   size_t slot_of(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_); }
-  std::vector<uint64_t> keys_;
-  std::vector<int32_t> rows_;
+  std::vector<Slot> slots_;
   size_t mask_ = 0;
   int shift_ = 64;
 };

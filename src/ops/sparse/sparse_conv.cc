@@ -186,24 +186,35 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   } else {
     int64_t batches = 0;
     for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+    // fwd[d][c * k + a]: the output coordinate input coordinate c reaches through kernel tap a, or -1.
+    std::vector<int32_t> fwd[3];
     const bool transposed = attrs.kind == ConvKind::kTransposed;
+    for (int d = 0; d < 3; ++d) {
+      fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
+      for (int64_t c = 0; c < is[d]; ++c)
+        for (int64_t a = 0; a < k[d]; ++a) {
+          int64_t p = -1;
+          if (transposed) {
+            p = c * st[d] - pad[d] + a * dil[d];
+          } else {
+            const int64_t num = c + pad[d] - a * dil[d];
+            if (num >= 0 && num % st[d] == 0) p = num / st[d];
+          }
+          if (p >= 0 && p < os[d]) fwd[d][c * k[d] + a] = static_cast<int32_t>(p);
+        }
+    }
     auto for_each_candidate = [&](int64_t q, auto&& emit) {
       const int32_t* s = in.row(q);
-      for (int64_t o = 0; o < volume; ++o) {
-        const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
-        int64_t p[3];
-        bool ok = true;
-        for (int d = 0; d < 3 && ok; ++d) {
-          if (transposed) {
-            p[d] = s[d + 1] * st[d] - pad[d] + a[d] * dil[d];
-          } else {
-            const int64_t num = s[d + 1] + pad[d] - a[d] * dil[d];
-            if (num < 0 || num % st[d] != 0) { ok = false; break; }
-            p[d] = num / st[d];
-          }
-          ok = p[d] >= 0 && p[d] < os[d];
+      const int32_t* f0 = fwd[0].data() + s[1] * k[0];
+      const int32_t* f1 = fwd[1].data() + s[2] * k[1];
+      const int32_t* f2 = fwd[2].data() + s[3] * k[2];
+      for (int64_t a0 = 0; a0 < k[0]; ++a0) {
+        if (f0[a0] < 0) continue;
+        for (int64_t a1 = 0; a1 < k[1]; ++a1) {
+          if (f1[a1] < 0) continue;
+          for (int64_t a2 = 0; a2 < k[2]; ++a2)
+            if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
         }
-        if (ok) emit(site_key(s[0], p[0], p[1], p[2], os));
       }
     };
     const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
@@ -222,8 +233,30 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   // sorted by output row. Subm: q = p + (a - c) * dil; regular: q = p * stride - pad + a * dil;
   // transposed: q * stride = p + pad - a * dil.
   const Shape3 center{(k[0] - 1) / 2, (k[1] - 1) / 2, (k[2] - 1) / 2};
-#pragma omp parallel for schedule(dynamic, 1) if (m * volume > 20000)
-  for (int64_t o = 0; o < volume; ++o) {
+  // back[d][c * k + a]: the input coordinate output coordinate c reads through tap a, or -1.
+  std::vector<int32_t> back[3];
+  for (int d = 0; d < 3; ++d) {
+    back[d].assign(static_cast<size_t>(os[d] * k[d]), -1);
+    for (int64_t c = 0; c < os[d]; ++c)
+      for (int64_t a = 0; a < k[d]; ++a) {
+        int64_t q = -1;
+        switch (attrs.kind) {
+          case ConvKind::kSubm: q = c + (a - center[d]) * dil[d]; break;
+          case ConvKind::kRegular: q = c * st[d] - pad[d] + a * dil[d]; break;
+          default: {
+            const int64_t num = c + pad[d] - a * dil[d];
+            if (num >= 0 && num % st[d] == 0) q = num / st[d];
+          }
+        }
+        if (q >= 0 && q < is[d]) back[d][c * k[d] + a] = static_cast<int32_t>(q);
+      }
+  }
+  // Subm offsets come in mirror pairs (o, volume-1-o): q = p + d  <=>  p = q - d. Only the first
+  // half (and the centre) needs hash lookups; the mirrors are derived below.
+  const bool mirror = attrs.kind == ConvKind::kSubm;
+  const int64_t searched = mirror ? volume / 2 + 1 : volume;
+#pragma omp parallel for schedule(dynamic, 1) if (m * searched > 20000)
+  for (int64_t o = 0; o < searched; ++o) {
     const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
     auto& ir = pl.in_rows[o];
     auto& orow = pl.out_rows[o];
@@ -234,27 +267,52 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
       pl.identity_offset = o;
       continue;
     }
-    for (int64_t p = 0; p < m; ++p) {
-      const int32_t* s = out + 4 * p;
-      int64_t q[3];
-      bool ok = true;
-      for (int d = 0; d < 3 && ok; ++d) {
-        switch (attrs.kind) {
-          case ConvKind::kSubm: q[d] = s[d + 1] + (a[d] - center[d]) * dil[d]; break;
-          case ConvKind::kRegular: q[d] = s[d + 1] * st[d] - pad[d] + a[d] * dil[d]; break;
-          default: {
-            const int64_t num = s[d + 1] + pad[d] - a[d] * dil[d];
-            if (num < 0 || num % st[d] != 0) { ok = false; break; }
-            q[d] = num / st[d];
-          }
-        }
-        ok = ok && q[d] >= 0 && q[d] < is[d];
+    const int32_t* b0 = back[0].data() + a[0];
+    const int32_t* b1 = back[1].data() + a[1];
+    const int32_t* b2 = back[2].data() + a[2];
+    // Lookups in chunks: compute and prefetch the slots first, then probe (hides cache misses).
+    constexpr int kChunk = 32;
+    uint64_t keys[kChunk];
+    int32_t rows[kChunk];
+    for (int64_t p0 = 0; p0 < m; p0 += kChunk) {
+      const int64_t p1 = std::min(m, p0 + kChunk);
+      int cnt = 0;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int32_t* s = out + 4 * p;
+        const int32_t q0 = b0[s[1] * k[0]], q1 = b1[s[2] * k[1]], q2 = b2[s[3] * k[2]];
+        if ((q0 | q1 | q2) < 0) continue;
+        keys[cnt] = site_key(s[0], q0, q1, q2, is);
+        map.prefetch(keys[cnt]);
+        rows[cnt++] = static_cast<int32_t>(p);
       }
-      if (!ok) continue;
-      const int32_t r = map.find(site_key(s[0], q[0], q[1], q[2], is));
-      if (r < 0) continue;
-      ir.push_back(r);
-      orow.push_back(static_cast<int32_t>(p));
+      for (int i = 0; i < cnt; ++i) {
+        const int32_t r = map.find(keys[i]);
+        if (r < 0) continue;
+        ir.push_back(r);
+        orow.push_back(rows[i]);
+      }
+    }
+  }
+  if (mirror) {
+#pragma omp parallel if (m * volume > 20000)
+    {
+      std::vector<int32_t> src_of(static_cast<size_t>(m), -1);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t o = searched; o < volume; ++o) {
+        const auto& fwd_in = pl.in_rows[volume - 1 - o];
+        const auto& fwd_out = pl.out_rows[volume - 1 - o];
+        for (size_t i = 0; i < fwd_in.size(); ++i) src_of[fwd_in[i]] = fwd_out[i];
+        auto& ir = pl.in_rows[o];
+        auto& orow = pl.out_rows[o];
+        ir.reserve(fwd_in.size());
+        orow.reserve(fwd_in.size());
+        for (int64_t q = 0; q < m; ++q)
+          if (src_of[q] >= 0) {
+            ir.push_back(src_of[q]);
+            orow.push_back(static_cast<int32_t>(q));
+            src_of[q] = -1;
+          }
+      }
     }
   }
   return rb;
