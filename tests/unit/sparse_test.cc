@@ -569,6 +569,14 @@ TEST(ScatterDense, DiagnosesAllZerosCauses) {
   msg = error_of([&] { scatter({2, 3, 3}, 1, x, batch, false); });
   EXPECT_NE(msg.find("column 0 (batch) = 1 at row 1 is outside [0, 1) of batch_size 1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("set batch_size to 3"), std::string::npos) << msg;
+  // batch index in the last column
+  Tensor last = int_tensor({3, 4}, {150, 100, 1, 0, 20, 30, 0, 0, 199, 179, 1, 0});
+  msg = error_of([&] { scatter({2, 180, 200}, 1, x, last, false); });
+  EXPECT_NE(msg.find("the batch index seems to be in column 3"), std::string::npos) << msg;
+  // one short (mmdet3d's extra z layer)
+  Tensor z41 = int_tensor({3, 4}, {0, 40, 10, 10, 0, 3, 1599, 1407, 0, 0, 0, 0});
+  msg = error_of([&] { scatter({40, 1600, 1408}, 1, x, z41, false); });
+  EXPECT_NE(msg.find("is one short of the indices' grid [41, 1600, 1408]"), std::string::npos) << msg;
   // padding rows of -1
   Tensor pad = int_tensor({3, 4}, {0, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1});
   msg = error_of([&] { scatter({2, 3, 3}, 1, x, pad, false); });

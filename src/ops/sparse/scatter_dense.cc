@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -84,49 +86,59 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
   else if (spatial_bad && !spatial_nonneg)
     hints.push_back("negative spatial indices: the coordinates were computed from points outside point_cloud_range or "
                     "with a different range origin than the voxelizer's");
-  if (spatial_bad && spatial_nonneg) {
-    // Does some reordering of the three spatial columns fit?
-    int perm[3] = {1, 2, 3};
-    std::string fitting;
-    bool reversed_fits = false;
-    do {
+  const bool all_nonneg = spatial_nonneg && st[0].min >= 0;
+  // Does a reordering of the columns fit? The (batch, x, y, z) <-> (batch, z, y, x) swap first.
+  std::vector<std::array<int, 4>> candidates = {{0, 3, 2, 1}};
+  {
+    std::array<int, 4> perm{0, 1, 2, 3};
+    while (std::next_permutation(perm.begin(), perm.end()))
+      if (perm != candidates[0]) candidates.push_back(perm);
+  }
+  const std::array<int, 4>* fitting = nullptr;
+  if (all_nonneg)
+    for (const auto& perm : candidates) {
       bool fits = true;
-      for (int d = 0; d < 3; ++d) fits = fits && st[perm[d]].max < a.spatial[d];
-      if (fits && !(perm[0] == 1 && perm[1] == 2 && perm[2] == 3)) {
-        if (perm[0] == 3 && perm[1] == 2 && perm[2] == 1) reversed_fits = true;
-        if (fitting.empty()) fitting = str_cat("(batch, column ", perm[0], ", column ", perm[1], ", column ", perm[2], ")");
-      }
-    } while (std::next_permutation(perm, perm + 3));
-    if (reversed_fits)
-      hints.push_back(str_cat("the spatial columns look reversed: the values fit [", a.spatial[2], ", ", a.spatial[1], ", ",
-                              a.spatial[0], "], i.e. the indices are (batch, x, y, z) but spatial_shape ",
-                              shape3_text(a.spatial), " is in (z, y, x) order (or the other way round); reorder the "
-                              "columns to the order of spatial_shape (CenterPoint-style models use (batch, z, y, x); "
-                              "NVIDIA's scn.onnx 'format' attribute names the order)"));
-    else if (!fitting.empty())
-      hints.push_back(str_cat("the spatial columns look permuted: the values fit spatial_shape ", shape3_text(a.spatial),
-                              " when the rows are read as ", fitting));
-    else {
+      for (int d = 0; d < 4; ++d) fits = fits && st[perm[d]].max < limit[d];
+      if (fits) { fitting = &perm; break; }
+    }
+  if (fitting && *fitting == candidates[0]) {
+    hints.push_back(str_cat("the spatial columns look reversed: the values fit [", a.spatial[2], ", ", a.spatial[1], ", ",
+                            a.spatial[0], "], i.e. the indices are (batch, x, y, z) but spatial_shape ",
+                            shape3_text(a.spatial), " is in (z, y, x) order (or the other way round); reorder the "
+                            "columns to the order of spatial_shape (CenterPoint-style models use (batch, z, y, x); "
+                            "NVIDIA's scn.onnx 'format' attribute names the order)"));
+  } else if (fitting) {
+    const auto& f = *fitting;
+    hints.push_back(str_cat("the columns look permuted: every row fits when read as (column ", f[0], ", column ", f[1],
+                            ", column ", f[2], ", column ", f[3], ")",
+                            f[0] != 0 ? str_cat("; the batch index seems to be in column ", f[0],
+                                                " but rows must be (batch, i0, i1, i2)")
+                                      : std::string()));
+  } else {
+    if (spatial_bad && spatial_nonneg) {
       Shape3 need{st[1].max + 1, st[2].max + 1, st[3].max + 1};
       std::string ratio;
-      for (int d = 0; d < 3; ++d)
-        ratio += str_cat(d ? ", " : "", need[d] > a.spatial[d] ? str_cat(double(need[d]) / double(a.spatial[d])) : "1");
+      for (int d = 0; d < 3; ++d) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f", need[d] > a.spatial[d] ? double(need[d]) / double(a.spatial[d]) : 1.0);
+        ratio += str_cat(d ? ", " : "", buf);
+      }
+      bool off_by_one = true;
+      for (int d = 0; d < 3; ++d) off_by_one = off_by_one && need[d] <= a.spatial[d] + 1;
+      if (off_by_one)
+        hints.push_back(str_cat("spatial_shape ", shape3_text(a.spatial), " is one short of the indices' grid ",
+                                shape3_text(need), ": a grid computed with floor instead of round, or the extra z "
+                                "layer of mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])"));
+      else
       hints.push_back(str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
-                              shape3_text(a.spatial), " (x", ratio, "): either they come from a finer grid (e.g. "
+                              shape3_text(a.spatial), " (x", ratio, " per axis): either they come from a finer grid (e.g. "
                               "the voxelizer's coords fed to a ScatterDense that follows stride-2 convolutions; use "
                               "the out_indices of the last SparseConv) or spatial_shape does not match the voxelizer's "
                               "grid round((max - min) / voxel_size) per axis, in the order of the indices"));
     }
-  }
-  if (st[0].bad && st[0].min >= 0) {
-    hints.push_back(str_cat("batch indices go up to ", st[0].max, " but batch_size is ", a.batch_size, ": set batch_size to ",
-                            st[0].max + 1, " (rows of later batches are otherwise lost)"));
-    for (int c = 3; c >= 1; --c)
-      if (st[c].min >= 0 && st[c].max < a.batch_size && st[0].max >= a.spatial[0] / 2) {
-        hints.push_back(str_cat("column ", c, " holds only values in [0, ", a.batch_size, "): the batch index may be in "
-                                "the wrong column; rows must be (batch, i0, i1, i2)"));
-        break;
-      }
+    if (st[0].bad && st[0].min >= 0)
+      hints.push_back(str_cat("batch indices go up to ", st[0].max, " but batch_size is ", a.batch_size,
+                              ": set batch_size to ", st[0].max + 1, " (rows of later batches are otherwise lost)"));
   }
   if (!hints.empty()) {
     msg += " Likely cause: ";
