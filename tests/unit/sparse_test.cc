@@ -362,16 +362,22 @@ TEST(SparseConv, Errors) {
   RunCache cache;
   // index outside input_spatial_shape
   Tensor oob = int_tensor({3, 4}, {0, 1, 1, 1, 0, 2, 5, 1, 0, 3, 3, 3});
+  std::string msg;
   for (auto* kern : {k.get(), kr.get()}) {
-    std::string msg = error_of([&] { tg.run(*kern, node, {&x, &oob, &w}, cache); });
+    msg = error_of([&] { tg.run(*kern, node, {&x, &oob, &w}, cache); });
     EXPECT_NE(msg.find("node 'conv'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'conv_in1'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("row 1 column 2 (i1) = 5"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[0, 5)"), std::string::npos) << msg;
   }
+  // (batch, x, y, z) given to a (z, y, x) shape: the message says so
+  Tensor rev = int_tensor({3, 4}, {0, 5, 1, 1, 0, 1, 1, 0, 0, 2, 2, 2});
+  msg = error_of([&] { tg.run(*k, node, {&x, &rev, &w}, cache); });
+  EXPECT_NE(msg.find("row 0 column 1 (i0) = 5 is outside the valid range [0, 4)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the spatial columns are reversed"), std::string::npos) << msg;
   // negative batch (int64 indices)
   Tensor neg = int_tensor({3, 4}, {0, 1, 1, 1, -1, 2, 2, 1, 0, 3, 3, 3}, DType::kInt64);
-  std::string msg = error_of([&] { tg.run(*k, node, {&x, &neg, &w}, cache); });
+  msg = error_of([&] { tg.run(*k, node, {&x, &neg, &w}, cache); });
   EXPECT_NE(msg.find("row 1 column 0 (batch) = -1 is negative"), std::string::npos) << msg;
   // duplicate site
   Tensor dup = int_tensor({3, 4}, {0, 1, 1, 1, 0, 2, 2, 1, 0, 1, 1, 1});

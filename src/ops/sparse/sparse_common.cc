@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,11 +39,22 @@ void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSour
   if (b > std::numeric_limits<int32_t>::max() / 2)
     fail(src_info.where, ": ", src_info.input_text, " row ", bad_row, " column 0 (batch) = ", b,
          " is too large (valid range [0, ", std::numeric_limits<int32_t>::max() / 2, "))");
+  // Error path only: column extremes for a hint about swapped axis order.
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  for (int64_t r = 0; r < n; ++r)
+    for (int c = 0; c < 3; ++c) {
+      lo[c] = std::min<int64_t>(lo[c], static_cast<int64_t>(src[4 * r + c + 1]));
+      hi[c] = std::max<int64_t>(hi[c], static_cast<int64_t>(src[4 * r + c + 1]));
+    }
+  std::string hint;
+  if (lo[0] >= 0 && lo[1] >= 0 && lo[2] >= 0 && hi[2] < s[0] && hi[1] < s[1] && hi[0] < s[2])
+    hint = str_cat(". Likely cause: the spatial columns are reversed (e.g. (batch, x, y, z) given to a model whose ",
+                   src_info.shape_attr, " is (z, y, x)); every row fits ", shape3_text(s), " read in reverse order");
   for (int c = 0; c < 3; ++c) {
     int64_t v = static_cast<int64_t>(p[c + 1]);
     if (v < 0 || v >= s[c])
       fail(src_info.where, ": ", src_info.input_text, " row ", bad_row, " column ", c + 1, " (", column_name(c + 1),
-           ") = ", v, " is outside the valid range [0, ", s[c], ") of ", src_info.shape_attr, " ", shape3_text(s));
+           ") = ", v, " is outside the valid range [0, ", s[c], ") of ", src_info.shape_attr, " ", shape3_text(s), hint);
   }
 }
 }  // namespace
