@@ -125,10 +125,14 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
       }
       bool off_by_one = true;
       for (int d = 0; d < 3; ++d) off_by_one = off_by_one && need[d] <= a.spatial[d] + 1;
+      std::string short_axes;
+      for (int d = 0; d < 3; ++d)
+        if (need[d] > a.spatial[d])
+          short_axes += str_cat(short_axes.empty() ? "" : ", ", "axis ", d, " (indices reach ", need[d] - 1, ")");
       if (off_by_one)
-        hints.push_back(str_cat("spatial_shape ", shape3_text(a.spatial), " is one short of the indices' grid ",
-                                shape3_text(need), ": a grid computed with floor instead of round, or the extra z "
-                                "layer of mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])"));
+        hints.push_back(str_cat("spatial_shape ", shape3_text(a.spatial), " is one short on ", short_axes,
+                                ": a grid computed with floor instead of round, or the extra z layer of "
+                                "mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])"));
       else
       hints.push_back(str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
                               shape3_text(a.spatial), " (x", ratio, " per axis): either they come from a finer grid (e.g. "
