@@ -158,7 +158,7 @@ bool all_in_range(const T* d, int64_t n, const int64_t limit[4]) {
   int64_t hi[4] = {-1, -1, -1, -1};
   if (n == 0) return true;
   for (int c = 0; c < 4; ++c) lo[c] = hi[c] = static_cast<int64_t>(d[c]);
-#pragma omp parallel for reduction(min : lo[:4]) reduction(max : hi[:4]) if (n > 16384)
+#pragma omp parallel for reduction(min : lo[:4]) reduction(max : hi[:4]) if (n > (1 << 17))
   for (int64_t r = 0; r < n; ++r)
     for (int c = 0; c < 4; ++c) {
       int64_t v = static_cast<int64_t>(d[4 * r + c]);

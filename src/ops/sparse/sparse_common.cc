@@ -19,7 +19,7 @@ template <typename T>
 void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSource& src_info, int32_t* dst) {
   // Fast parallel pass; the first offending row (lowest index) is reported for a stable message.
   int64_t bad_row = std::numeric_limits<int64_t>::max();
-#pragma omp parallel for reduction(min : bad_row) if (n > 8192)
+#pragma omp parallel for reduction(min : bad_row) if (n > (1 << 17))
   for (int64_t r = 0; r < n; ++r) {
     const T* p = src + 4 * r;
     bool ok = p[0] >= 0 && static_cast<int64_t>(p[0]) <= std::numeric_limits<int32_t>::max() / 2;
@@ -157,7 +157,7 @@ const char* activation_name(Activation a) {
 
 void apply_bias_activation(float* out, int64_t rows, int64_t channels, const float* bias, Activation act, float alpha) {
   if (!bias && act == Activation::kNone) return;
-#pragma omp parallel for if (rows * channels > 65536)
+#pragma omp parallel for if (rows * channels > (1 << 19))
   for (int64_t r = 0; r < rows; ++r) {
     float* o = out + r * channels;
     if (bias)

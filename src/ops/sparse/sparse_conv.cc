@@ -125,7 +125,7 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
   const bool use_bitmap = key_space <= (uint64_t(1) << 34) && key_space / 64 <= static_cast<uint64_t>(std::max<int64_t>(n, 1024)) * 64;
   if (use_bitmap) {
     std::vector<uint64_t> bits((key_space + 63) / 64, 0);
-#pragma omp parallel for schedule(static) if (n > 4096)
+#pragma omp parallel for schedule(static) if (n > 16384)
     for (int64_t q = 0; q < n; ++q)
       for_each_candidate(q, [&](uint64_t key) {
         __atomic_fetch_or(&bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
@@ -138,7 +138,7 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
       total += __builtin_popcountll(bits[w]);
     }
     sorted.resize(total);
-#pragma omp parallel for schedule(static) if (words > 65536)
+#pragma omp parallel for schedule(static) if (words > (1 << 18))
     for (size_t w = 0; w < words; ++w) {
       uint64_t b = bits[w];
       int64_t r = rank[w];
@@ -223,7 +223,7 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
     if (m > std::numeric_limits<int32_t>::max() / 2)
       fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
     rb->out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > 16384)
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
     for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb->out_sites.data() + 4 * i);
     out = rb->out_sites.data();
   }

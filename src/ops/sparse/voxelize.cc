@@ -56,7 +56,7 @@ class VoxelizeKernel : public OpKernel {
     const auto& g = attrs_.grid;
     // Cell key per point (z-major, matching coords (z, y, x)); kEmpty = dropped.
     std::vector<uint64_t> keys(static_cast<size_t>(p));
-#pragma omp parallel for schedule(static) if (p > 16384)
+#pragma omp parallel for schedule(static) if (p > (1 << 19))
     for (int64_t i = 0; i < p; ++i) {
       int64_t c[3];
       keys[i] = voxel_cell(pd + i * f, attrs_, c) ? static_cast<uint64_t>((c[2] * g[1] + c[1]) * g[0] + c[0]) : SiteMap::kEmpty;
@@ -94,7 +94,7 @@ class VoxelizeKernel : public OpKernel {
     float* fo = feats.data_as<float>();
     int32_t* co = coords.data_as<int32_t>();
     int32_t* no = num.data_as<int32_t>();
-#pragma omp parallel for schedule(static) if (nv > 16384)
+#pragma omp parallel for schedule(static) if (nv > (1 << 18))
     for (int64_t v = 0; v < nv; ++v) {
       const float inv = static_cast<float>(counts[v]);
       for (int64_t c = 0; c < f; ++c) fo[v * f + c] = sums[v * f + c] / inv;
