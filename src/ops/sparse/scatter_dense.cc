@@ -20,6 +20,10 @@ ScatterDenseAttrs parse_scatter_dense_attrs(const Attributes& attrs, const std::
   for (int d = 0; d < 3; ++d)
     if (a.spatial[d] < 1) fail(where, ": spatial_shape ", shape3_text(a.spatial), " must be >= 1 on every axis");
   if (a.batch_size < 1) fail(where, ": batch_size = ", a.batch_size, " must be >= 1");
+  if (a.spatial[0] > (1 << 24) || a.spatial[1] > (1 << 24) || a.spatial[2] > (1 << 24) ||
+      a.batch_size * a.spatial[0] * a.spatial[1] * a.spatial[2] > (int64_t(1) << 36))
+    fail(where, ": batch_size ", a.batch_size, " x spatial_shape ", shape3_text(a.spatial),
+         " is larger than supported (2^36 cells)");
   return a;
 }
 

@@ -17,12 +17,15 @@ const char* column_name(int c) {
 
 template <typename T>
 void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSource& src_info, int32_t* dst) {
+  // Site keys b * S0*S1*S2 + ... must fit in 62 bits.
+  const int64_t volume = s[0] * s[1] * s[2];
+  const int64_t max_batch = std::min<int64_t>(std::numeric_limits<int32_t>::max() / 2, (int64_t(1) << 62) / volume - 1);
   // Fast parallel pass; the first offending row (lowest index) is reported for a stable message.
   int64_t bad_row = std::numeric_limits<int64_t>::max();
 #pragma omp parallel for reduction(min : bad_row) if (n > (1 << 17))
   for (int64_t r = 0; r < n; ++r) {
     const T* p = src + 4 * r;
-    bool ok = p[0] >= 0 && static_cast<int64_t>(p[0]) <= std::numeric_limits<int32_t>::max() / 2;
+    bool ok = p[0] >= 0 && static_cast<int64_t>(p[0]) <= max_batch;
     for (int c = 0; c < 3; ++c) ok = ok && p[c + 1] >= 0 && static_cast<int64_t>(p[c + 1]) < s[c];
     if (ok) {
       for (int c = 0; c < 4; ++c) dst[4 * r + c] = static_cast<int32_t>(p[c]);
@@ -35,10 +38,10 @@ void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSour
   int64_t b = static_cast<int64_t>(p[0]);
   if (b < 0)
     fail(src_info.where, ": ", src_info.input_text, " row ", bad_row, " column 0 (batch) = ", b,
-         " is negative; batch indices must be in [0, ", std::numeric_limits<int32_t>::max() / 2, ")");
-  if (b > std::numeric_limits<int32_t>::max() / 2)
+         " is negative; batch indices must be in [0, ", max_batch + 1, ")");
+  if (b > max_batch)
     fail(src_info.where, ": ", src_info.input_text, " row ", bad_row, " column 0 (batch) = ", b,
-         " is too large (valid range [0, ", std::numeric_limits<int32_t>::max() / 2, "))");
+         " is too large (valid range [0, ", max_batch + 1, "))");
   // Error path only: column extremes for a hint about swapped axis order.
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   for (int64_t r = 0; r < n; ++r)

@@ -85,6 +85,9 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
       s.forward = forward;
       break;
   }
+  for (const Shape3* sh : {&s.in_shape, &s.out_shape})
+    if ((*sh)[0] * (*sh)[1] * (*sh)[2] > (int64_t(1) << 40))
+      fail(where, ": spatial shape ", shape3_text(*sh), " has more than 2^40 cells, more than supported");
   if (a.has("output_spatial_shape")) {
     Shape3 given = get_ints3(a, "output_spatial_shape", nullptr, where);
     if (given != s.out_shape)

@@ -29,6 +29,8 @@ VoxelizeAttrs parse_voxelize_attrs(const Attributes& attrs, const std::string& w
     if (a.grid[d] < 1 || a.grid[d] > (1 << 24))
       fail(where, ": the grid size ", a.grid[d], " on axis ", d, " (from point_cloud_range and voxel_size) is not in [1, 2^24]");
   }
+  if (a.grid[0] * a.grid[1] * a.grid[2] > (int64_t(1) << 40))
+    fail(where, ": the voxel grid [", a.grid[0], ", ", a.grid[1], ", ", a.grid[2], "] has more than 2^40 cells");
   a.max_points_per_voxel = attrs.get_int("max_points_per_voxel");
   a.max_voxels = attrs.get_int("max_voxels");
   if (a.max_points_per_voxel < 1) fail(where, ": max_points_per_voxel = ", a.max_points_per_voxel, " must be >= 1");
