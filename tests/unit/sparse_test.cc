@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "graph/ir.h"
 #include "graph/onnx_import.h"
@@ -875,6 +876,18 @@ void run_scn_and_compare(bool full) {
                            : r[((ch * shape[0] + z) * shape[1] + y) * shape[2] + xx];
           ASSERT_NEAR(got, expect, 1e-4f * (1 + std::fabs(expect))) << ch << " " << z << " " << y << " " << xx;
         }
+  // Concurrent runs of one session: each run has its own rulebook cache.
+  {
+    std::vector<Tensor> concurrent[2];
+    std::thread t0([&] { concurrent[0] = session.run({{"0", x}, {"indices", idx}}); });
+    std::thread t1([&] { concurrent[1] = session.run({{"0", x}, {"indices", idx}}); });
+    t0.join();
+    t1.join();
+    for (auto& c : concurrent) {
+      ASSERT_EQ(c.size(), 1u);
+      ASSERT_EQ(0, std::memcmp(c[0].data(), result[0].data(), result[0].nbytes()));
+    }
+  }
   // A different number of voxels works with the same session (N is symbolic after the rewrite).
   Tensor idx2 = random_sites(11, 1, shape, rng);
   Tensor x2 = float_tensor({11, kScnCin}, rng);
