@@ -472,7 +472,7 @@ class SparseConvKernel : public OpKernel {
              "' names no regular SparseConv that ran earlier in this run");
       rb = std::static_pointer_cast<const Rulebook>(it->second);
       if (rb->pairs.num_out != n ||
-          std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0)
+          (n > 0 && std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
         fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->pairs.num_out,
              " rows) of the convolution with rulebook key '", attrs_.rulebook, "' (", rb->attrs.node_name, ")");
     } else if (!attrs_.rulebook.empty()) {
@@ -486,7 +486,7 @@ class SparseConvKernel : public OpKernel {
                shape3_text(rb->attrs.dilation), ", input_spatial_shape ", shape3_text(attrs_.in_shape), " vs ",
                shape3_text(rb->attrs.in_shape), ")");
         if (rb->in_sites.count != n ||
-            std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0)
+            (n > 0 && std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
           fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
                " but its ", indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
       } else {
