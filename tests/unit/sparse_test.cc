@@ -897,6 +897,96 @@ void run_scn_and_compare(bool full) {
 TEST(ScnImport, RunsLikeTheReferenceChain) { run_scn_and_compare(false); }
 TEST(ScnImport, FullModelWithAddTransposeReshape) { run_scn_and_compare(true); }
 
+// A pointrt-domain model through Session: Voxelize -> SparseConv (subm) -> ScatterDense.
+TEST(SparseSession, VoxelizeConvScatterModel) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  op = m.add_opset_import();
+  op->set_domain("pointrt");
+  op->set_version(1);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("points");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("P");
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* vox = g->add_node();
+  vox->set_name("vox");
+  vox->set_op_type("Voxelize");
+  vox->set_domain("pointrt");
+  vox->add_input("points");
+  for (const char* o : {"vf", "coords", "count"}) vox->add_output(o);
+  auto floats = [](onnx::NodeProto* n, const char* name, std::vector<float> v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float x : v) a->add_floats(x);
+  };
+  floats(vox, "voxel_size", {0.5f, 0.5f, 1.f});
+  floats(vox, "point_cloud_range", {0.f, -4.f, -2.f, 8.f, 4.f, 3.f});  // grid x 16, y 16, z 5
+  ScnBuilder::integer(vox, "max_points_per_voxel", 4);
+  ScnBuilder::integer(vox, "max_voxels", 500);
+  auto* conv = g->add_node();
+  conv->set_name("conv");
+  conv->set_op_type("SparseConv");
+  conv->set_domain("pointrt");
+  for (const char* i : {"vf", "coords", "w", "b"}) conv->add_input(i);
+  conv->add_output("y");
+  conv->add_output("y_idx");
+  ScnBuilder::ints(conv, "kernel_size", {3, 3, 3});
+  ScnBuilder::ints(conv, "input_spatial_shape", {5, 16, 16});
+  ScnBuilder::integer(conv, "subm", 1);
+  ScnBuilder::string(conv, "activation", "LeakyReLU");
+  std::mt19937 rng(101);
+  Tensor w = float_tensor({8, 3, 3, 3, 4}, rng), b = float_tensor({8}, rng);
+  for (auto [name, t] : {std::pair<const char*, Tensor*>{"w", &w}, {"b", &b}}) {
+    auto* init = g->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : t->shape()) init->add_dims(d);
+    init->set_raw_data(std::string(static_cast<const char*>(t->data()), t->nbytes()));
+  }
+  auto* sd = g->add_node();
+  sd->set_name("bev");
+  sd->set_op_type("ScatterDense");
+  sd->set_domain("pointrt");
+  sd->add_input("y");
+  sd->add_input("y_idx");
+  sd->add_output("dense");
+  ScnBuilder::ints(sd, "spatial_shape", {5, 16, 16});
+  g->add_output()->set_name("dense");
+  g->add_output()->set_name("count");
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  Session session(Model::load_from_bytes(bytes.data(), bytes.size()));
+
+  Tensor pts = float_tensor({3000, 4}, rng, -5.f, 9.f);
+  auto out = session.run({{"points", pts}});
+  ASSERT_EQ(out[0].shape(), (Shape{1, 8, 5, 16, 16}));
+
+  // The same chain from the reference kernels.
+  TestGraph tg;
+  int nv = tg.add("Voxelize", "vox", 1, 3,
+                  {{"voxel_size", floats_attr({0.5f, 0.5f, 1.f})},
+                   {"point_cloud_range", floats_attr({0.f, -4.f, -2.f, 8.f, 4.f, 3.f})},
+                   {"max_points_per_voxel", int_attr(4)}, {"max_voxels", int_attr(500)}});
+  int nc = tg.add("SparseConv", "conv", 4, 2,
+                  {{"kernel_size", ints_attr({3, 3, 3})}, {"input_spatial_shape", ints_attr({5, 16, 16})},
+                   {"subm", int_attr(1)}, {"activation", string_attr("LeakyReLU")}});
+  int ns = tg.add("ScatterDense", "bev", 2, 1, {{"spatial_shape", ints_attr({5, 16, 16})}});
+  RunCache cache;
+  auto v = tg.run(*tg.kernel(nv, true), nv, {&pts}, cache);
+  EXPECT_GT(v[0].dim(0), 100);
+  auto y = tg.run(*tg.kernel(nc, true), nc, {&v[0], &v[1], &w, &b}, cache);
+  auto d = tg.run(*tg.kernel(ns, true), ns, {&y[0], &y[1]}, cache);
+  ASSERT_EQ(0, std::memcmp(out[1].data(), v[2].data(), v[2].nbytes()));
+  for (int64_t i = 0; i < d[0].numel(); ++i)
+    ASSERT_NEAR(out[0].data_as<float>()[i], d[0].data_as<float>()[i], 1e-4f) << i;
+}
+
 TEST(ScnImport, LeavesOrdinaryModelsAlone) {
   onnx::ModelProto m;
   auto* g = m.mutable_graph();
