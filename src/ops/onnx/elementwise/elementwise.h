@@ -1,0 +1,143 @@
+// Helpers shared by the elementwise kernels: float16 staging, overflow-safe integer arithmetic,
+// well-defined float->integer conversion, a vectorisable float32 exp, and the kernel factories
+// that table.cc uses for its rows.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "ops/kernel.h"
+#include "ops/onnx/elementwise/broadcast.h"
+
+namespace pointrt {
+namespace ew {
+
+// ---- float16: kernels compute in float32 and round once to half (what numpy does for float16
+// arithmetic, and what the ONNX reference implementation therefore expects).
+
+/// A float32 copy of a float16 tensor (other dtypes are returned as they are).
+Tensor to_float32(const Tensor& t);
+/// dst (float16) = round-to-nearest-even(src (float32)); same number of elements.
+void float32_to_half(const Tensor& src, Tensor& dst);
+
+// ---- integer arithmetic without undefined behaviour: signed overflow wraps (as numpy does).
+
+template <typename T>
+inline T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <typename T>
+inline T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a - b);
+  }
+}
+template <typename T>
+inline T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    // Multiply in the unsigned type of at least int's width (uint16*uint16 would promote to int).
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(unsigned)) {
+    return static_cast<T>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+template <typename T>
+inline T wrap_neg(T a) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return wrap_sub(T(0), a);
+  else return -a;
+}
+
+// ---- conversion between element types with no undefined behaviour.
+// float -> integer truncates toward zero as a C cast does for values in range; NaN becomes 0 and
+// values beyond the target's range saturate (a C cast is undefined there; numpy's result is
+// platform-specific). Anything -> bool is `value != 0` (NaN -> true, as numpy).
+template <typename To, typename From>
+inline To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (!(v == v)) return To(0);
+    constexpr double lo = static_cast<double>(std::numeric_limits<To>::lowest());
+    constexpr double hi = static_cast<double>(std::numeric_limits<To>::max());
+    const double d = static_cast<double>(v);
+    if (d <= lo) return std::numeric_limits<To>::lowest();
+    if (d >= hi) return std::numeric_limits<To>::max();  // hi may round up for 64-bit: >= keeps it defined
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// ---- exp for float32 that vectorises (Cephes expf: range reduction by ln2 in two parts, degree-6
+// polynomial; within 2 ulp of std::exp). Overflow gives +inf, underflow 0, NaN propagates.
+inline float fast_exp(float x) {
+  const float kHi = 88.3762626647949f, kLo = -88.3762626647949f;
+  float c = x > kHi ? kHi : x;
+  c = c < kLo ? kLo : c;
+  const float fx = std::floor(c * 1.44269504088896341f + 0.5f);
+  float r = c - fx * 0.693359375f;
+  r = r - fx * -2.12194440e-4f;
+  const float z = r * r;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * z + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(fx) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  float result = y * scale;
+  result = x > 88.72283935546875f ? std::numeric_limits<float>::infinity() : result;
+  result = x < kLo ? 0.0f : result;
+  return x != x ? x : result;
+}
+
+// ---- factories used by table.cc (one per kernel group).
+
+enum class UnaryOp {
+  kAbs, kNeg, kSign, kCeil, kFloor, kRound, kExp, kLog, kSqrt, kReciprocal, kSigmoid, kTanh, kSin, kCos,
+  kErf, kSoftplus, kRelu, kLeakyRelu, kElu, kHardSigmoid, kHardSwish,
+};
+KernelFactory unary_factory(UnaryOp op);
+KernelFactory not_factory();
+KernelFactory isnan_factory();
+KernelFactory isinf_factory();
+/// Clip: bounds as attributes (opset < 11) or as optional scalar inputs 1 and 2 (opset >= 11).
+KernelFactory clip_factory(bool bounds_are_inputs);
+
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kMod,
+  kEqual, kGreater, kGreaterOrEqual, kLess, kLessOrEqual,
+  kAnd, kOr, kXor,
+};
+KernelFactory binary_factory(BinaryOp op);
+/// Pow; `mixed_types` allows an exponent type different from the base (opset >= 12).
+KernelFactory pow_factory(bool mixed_types);
+enum class VariadicOp { kMax, kMin, kSum, kMean };
+KernelFactory variadic_factory(VariadicOp op);
+KernelFactory where_factory();
+KernelFactory prelu_factory();
+
+KernelFactory cast_factory();
+KernelFactory identity_factory();
+/// Dropout in inference. `mask_is_bool` (opset >= 10; before, the mask has the input's type);
+/// `ratio_and_mode_are_inputs` (opset >= 12).
+KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs);
+
+}  // namespace ew
+}  // namespace pointrt
