@@ -82,9 +82,11 @@ inline To convert(From v) {
 }
 
 // ---- exp for float32 that vectorises (Cephes expf: range reduction by ln2 in two parts, degree-6
-// polynomial; within 2 ulp of std::exp). Overflow gives +inf, underflow 0, NaN propagates.
+// polynomial; within 2 ulp of std::exp). 2^n is applied as two factors so that the whole float
+// range, including results that are subnormal, is covered. Overflow gives +inf, inputs below
+// the smallest subnormal give 0, NaN propagates.
 inline float fast_exp(float x) {
-  const float kHi = 88.3762626647949f, kLo = -88.3762626647949f;
+  const float kHi = 88.72283935546875f, kLo = -103.972084045410f;
   float c = x > kHi ? kHi : x;
   c = c < kLo ? kLo : c;
   const float fx = std::floor(c * 1.44269504088896341f + 0.5f);
@@ -98,11 +100,13 @@ inline float fast_exp(float x) {
   y = y * r + 1.6666665459e-1f;
   y = y * r + 5.0000001201e-1f;
   y = y * z + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(fx) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  float result = y * scale;
-  result = x > 88.72283935546875f ? std::numeric_limits<float>::infinity() : result;
+  const int32_t n = static_cast<int32_t>(fx), n1 = n / 2, n2 = n - n1;  // n in [-150, 128]
+  const int32_t bits1 = (n1 + 127) << 23, bits2 = (n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &bits1, 4);
+  std::memcpy(&s2, &bits2, 4);
+  float result = (y * s1) * s2;
+  result = x > kHi ? std::numeric_limits<float>::infinity() : result;
   result = x < kLo ? 0.0f : result;
   return x != x ? x : result;
 }

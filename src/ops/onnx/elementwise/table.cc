@@ -1,4 +1,5 @@
-// Operator table rows of the ONNX elementwise family (opsets 7-21). Rows are split where an
+// Operator table rows of the ONNX elementwise family (opsets 7-21; a row reaches below 7 when
+// the schema version in force at opset 7 already applied there, e.g. Elu-6, Not-1). Rows are split where an
 // operator's semantics or its type list changed; each row declares exactly the element types
 // of its typed input that the kernel supports (float16 is computed in float32).
 #include "ops/families.h"
@@ -28,36 +29,36 @@ void register_onnx_elementwise(OpTable& t) {
     t.add({"", op, since, until, types, unary_factory(u)});
   };
   // Unary maths.
-  unary("Abs", 7, 21, N, UnaryOp::kAbs);
-  unary("Neg", 7, 21, S, UnaryOp::kNeg);
+  unary("Abs", 6, 21, N, UnaryOp::kAbs);
+  unary("Neg", 6, 21, S, UnaryOp::kNeg);
   unary("Sign", 9, 21, N, UnaryOp::kSign);
-  unary("Ceil", 7, 21, F, UnaryOp::kCeil);
-  unary("Floor", 7, 21, F, UnaryOp::kFloor);
+  unary("Ceil", 6, 21, F, UnaryOp::kCeil);
+  unary("Floor", 6, 21, F, UnaryOp::kFloor);
   unary("Round", 11, 21, F, UnaryOp::kRound);
-  unary("Exp", 7, 21, F, UnaryOp::kExp);
-  unary("Log", 7, 21, F, UnaryOp::kLog);
-  unary("Sqrt", 7, 21, F, UnaryOp::kSqrt);
-  unary("Reciprocal", 7, 21, F, UnaryOp::kReciprocal);
-  unary("Sigmoid", 7, 21, F, UnaryOp::kSigmoid);
-  unary("Tanh", 7, 21, F, UnaryOp::kTanh);
+  unary("Exp", 6, 21, F, UnaryOp::kExp);
+  unary("Log", 6, 21, F, UnaryOp::kLog);
+  unary("Sqrt", 6, 21, F, UnaryOp::kSqrt);
+  unary("Reciprocal", 6, 21, F, UnaryOp::kReciprocal);
+  unary("Sigmoid", 6, 21, F, UnaryOp::kSigmoid);
+  unary("Tanh", 6, 21, F, UnaryOp::kTanh);
   unary("Sin", 7, 21, F, UnaryOp::kSin);
   unary("Cos", 7, 21, F, UnaryOp::kCos);
   unary("Erf", 9, 21, F, UnaryOp::kErf);
   // Activations.
-  unary("Softplus", 7, 21, F, UnaryOp::kSoftplus);
-  unary("Relu", 7, 13, F, UnaryOp::kRelu);
+  unary("Softplus", 1, 21, F, UnaryOp::kSoftplus);
+  unary("Relu", 6, 13, F, UnaryOp::kRelu);
   unary("Relu", 14, 21, plus(F, kSignedInts), UnaryOp::kRelu);  // opset 14 added signed integers
-  unary("LeakyRelu", 7, 21, F, UnaryOp::kLeakyRelu);
-  unary("Elu", 7, 21, F, UnaryOp::kElu);
-  unary("HardSigmoid", 7, 21, F, UnaryOp::kHardSigmoid);
+  unary("LeakyRelu", 6, 21, F, UnaryOp::kLeakyRelu);
+  unary("Elu", 6, 21, F, UnaryOp::kElu);
+  unary("HardSigmoid", 6, 21, F, UnaryOp::kHardSigmoid);
   unary("HardSwish", 14, 21, F, UnaryOp::kHardSwish);
-  t.add({"", "Clip", 7, 10, F, clip_factory(false), "min/max attributes"});
+  t.add({"", "Clip", 6, 10, F, clip_factory(false), "min/max attributes"});
   t.add({"", "Clip", 11, 11, F, clip_factory(true), "min/max optional inputs"});
   t.add({"", "Clip", 12, 21, N, clip_factory(true), "min/max optional inputs; integer types"});
   t.add({"", "PRelu", 7, 8, F, prelu_factory()});
   t.add({"", "PRelu", 9, 21, plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}), prelu_factory()});
   // Predicates and logic.
-  t.add({"", "Not", 7, 21, kBoolOnly, not_factory()});
+  t.add({"", "Not", 1, 21, kBoolOnly, not_factory()});
   t.add({"", "IsNaN", 9, 21, F, isnan_factory()});
   t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
   t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
@@ -90,12 +91,12 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Or", 7, 21, kBoolOnly, binary_factory(BinaryOp::kOr)});
   t.add({"", "Xor", 7, 21, kBoolOnly, binary_factory(BinaryOp::kXor)});
   // Variadic.
-  t.add({"", "Max", 7, 11, F, variadic_factory(VariadicOp::kMax)});
+  t.add({"", "Max", 6, 11, F, variadic_factory(VariadicOp::kMax)});
   t.add({"", "Max", 12, 21, N, variadic_factory(VariadicOp::kMax), "opset 12 added integers"});
-  t.add({"", "Min", 7, 11, F, variadic_factory(VariadicOp::kMin)});
+  t.add({"", "Min", 6, 11, F, variadic_factory(VariadicOp::kMin)});
   t.add({"", "Min", 12, 21, N, variadic_factory(VariadicOp::kMin), "opset 12 added integers"});
-  t.add({"", "Sum", 7, 21, F, variadic_factory(VariadicOp::kSum)});
-  t.add({"", "Mean", 7, 21, F, variadic_factory(VariadicOp::kMean)});
+  t.add({"", "Sum", 6, 21, F, variadic_factory(VariadicOp::kSum)});
+  t.add({"", "Mean", 6, 21, F, variadic_factory(VariadicOp::kMean)});
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
 }
