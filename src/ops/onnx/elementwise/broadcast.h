@@ -34,7 +34,7 @@ namespace pointrt {
 namespace bcast {
 
 /// Outputs with at least this many elements are split across OpenMP threads.
-constexpr int64_t kParallelMinElements = 1 << 15;
+constexpr int64_t kParallelMinElements = 1 << 16;
 
 /// Output shape of numpy broadcasting of `shapes`. `names[i]` labels shape i in the error
 /// ("input 0"); the error names `where`, both offending shapes and the dimension.
@@ -161,8 +161,16 @@ void for_ranges(int64_t numel, Body&& body) {
   }
 }
 
+// One copy of each inner loop (called from the serial and the threaded path), kept out of line
+// so the vectoriser sees a simple loop with no captured state.
+template <typename O, typename A, typename F>
+__attribute__((noinline)) void unary_row(const A* a, O* o, int64_t n, const F& f) {
+  const F fn = f;
+  for (int64_t i = 0; i < n; ++i) o[i] = fn(a[i]);
+}
+
 template <typename O, typename A, typename B, typename F>
-inline void binary_row(O* o, const A* a, int64_t sa, const B* b, int64_t sb, int64_t n, F& f) {
+__attribute__((noinline)) void binary_row(O* o, const A* a, int64_t sa, const B* b, int64_t sb, int64_t n, F& f) {
   if (sa && sb) {
     for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
   } else if (sa) {
@@ -182,12 +190,7 @@ inline void binary_row(O* o, const A* a, int64_t sa, const B* b, int64_t sb, int
 /// out[i] = f(a[i]) over n contiguous elements, threaded when large.
 template <typename O, typename A, typename F>
 void unary(const A* a, O* out, int64_t n, F f) {
-  detail::for_ranges(n, [&](int64_t begin, int64_t end) {
-    const A* ap = a + begin;
-    O* op = out + begin;
-    const int64_t len = end - begin;
-    for (int64_t i = 0; i < len; ++i) op[i] = f(ap[i]);
-  });
+  detail::for_ranges(n, [&](int64_t begin, int64_t end) { detail::unary_row(a + begin, out + begin, end - begin, f); });
 }
 
 /// out = f(a, b) with numpy broadcasting; `out_shape` must be broadcast_shape(a_shape, b_shape).

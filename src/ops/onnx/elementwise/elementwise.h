@@ -83,13 +83,15 @@ inline To convert(From v) {
 
 // ---- exp for float32 that vectorises (Cephes expf: range reduction by ln2 in two parts, degree-6
 // polynomial; within 2 ulp of std::exp). 2^n is applied as two factors so that the whole float
-// range, including results that are subnormal, is covered. Overflow gives +inf, inputs below
-// the smallest subnormal give 0, NaN propagates.
-inline float fast_exp(float x) {
-  const float kHi = 88.72283935546875f, kLo = -103.972084045410f;
-  float c = x > kHi ? kHi : x;
-  c = c < kLo ? kLo : c;
-  const float fx = std::floor(c * 1.44269504088896341f + 0.5f);
+// range, including results that are subnormal, is covered. Overflow gives +inf, results below
+// the smallest subnormal 0, NaN propagates.
+namespace detail {
+// exp on an already clamped argument c in [-104, 89]: straight-line code, no data-dependent
+// branches (floor by truncation and one select of two cheap values).
+inline float exp_clamped(float c) {
+  const float t = c * 1.44269504088896341f + 0.5f;
+  const float tt = static_cast<float>(static_cast<int32_t>(t));  // t is bounded: defined
+  const float fx = tt > t ? tt - 1.0f : tt;                       // floor(t)
   float r = c - fx * 0.693359375f;
   r = r - fx * -2.12194440e-4f;
   const float z = r * r;
@@ -101,14 +103,30 @@ inline float fast_exp(float x) {
   y = y * r + 5.0000001201e-1f;
   y = y * z + r + 1.0f;
   const int32_t n = static_cast<int32_t>(fx), n1 = n / 2, n2 = n - n1;  // n in [-150, 128]
-  const int32_t bits1 = (n1 + 127) << 23, bits2 = (n2 + 127) << 23;
-  float s1, s2;
-  std::memcpy(&s1, &bits1, 4);
-  std::memcpy(&s2, &bits2, 4);
-  float result = (y * s1) * s2;
-  result = x > kHi ? std::numeric_limits<float>::infinity() : result;
-  result = x < kLo ? 0.0f : result;
-  return x != x ? x : result;
+  const float s1 = __builtin_bit_cast(float, (n1 + 127) << 23), s2 = __builtin_bit_cast(float, (n2 + 127) << 23);
+  return (y * s1) * s2;  // exp(89) overflows to inf, exp(-104) underflows to 0 right here
+}
+// Clamp into exp_clamped's domain; NaN maps to the low end (the caller restores NaN).
+inline float exp_clamp(float x) {
+  const float c = x > -104.0f ? x : -104.0f;
+  return c < 89.0f ? c : 89.0f;
+}
+inline float restore_nan(float x, float result) {
+  const int32_t nan_bits = x != x ? 0x7fc00000 : 0;
+  return __builtin_bit_cast(float, __builtin_bit_cast(int32_t, result) | nan_bits);
+}
+}  // namespace detail
+
+/// Scalar form (clamp, evaluate, restore NaN).
+inline float fast_exp(float x) { return detail::restore_nan(x, detail::exp_clamped(detail::exp_clamp(x))); }
+
+/// y[i] = exp(sign * x[i]) for n <= 256 elements. Three separate passes: fused into one loop,
+/// GCC threads the clamp's constant arm through the polynomial and gives up vectorising.
+inline void fast_exp_block(const float* x, float* y, int64_t n, float sign = 1.0f) {
+  float c[256];
+  for (int64_t i = 0; i < n; ++i) c[i] = detail::exp_clamp(sign * x[i]);
+  for (int64_t i = 0; i < n; ++i) c[i] = detail::exp_clamped(c[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = detail::restore_nan(x[i], c[i]);
 }
 
 // ---- factories used by table.cc (one per kernel group).
