@@ -487,7 +487,7 @@ TEST(ElementwiseKernels, Float16IsComputedInFloat) {
   EXPECT_EQ(half_to_float(out[0].data_as<uint16_t>()[1]), -3.75f);
 }
 
-TEST(ElementwiseKernels, SigmoidAndExpBlockPathsMatchDouble) {
+TEST(ElementwiseKernels, SigmoidExpTanhBlockPathsMatchDouble) {
   // Odd length above the threading threshold: blocks of 256 end mid-range on every thread.
   const int64_t n = 70001;
   std::vector<float> xs(static_cast<size_t>(n));
@@ -495,21 +495,24 @@ TEST(ElementwiseKernels, SigmoidAndExpBlockPathsMatchDouble) {
   xs[5] = NAN;
   xs[6] = INFINITY;
   xs[7] = -INFINITY;
-  for (const char* op : {"Sigmoid", "Exp"}) {
+  for (int i = 0; i < 2000; ++i) xs[8 + i] = (i - 1000) * 1e-3f;  // around 0 (tanh's polynomial branch)
+  xs[3000] = 1e-30f;
+  xs[3001] = -0.0f;
+  for (const char* op : {"Sigmoid", "Exp", "Tanh"}) {
     auto bytes = one_node_model(op, 13, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}});
     auto out = run_model(bytes, {{"x", make_tensor<float>({n}, xs)}});
     const float* y = out[0].data_as<float>();
-    const bool sig = std::string(op) == "Sigmoid";
+    const bool sig = std::string(op) == "Sigmoid", tanh_op = std::string(op) == "Tanh";
     for (int64_t i = 0; i < n; ++i) {
       const double x = xs[i];
-      const double ref = sig ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x);
+      const double ref = tanh_op ? std::tanh(x) : sig ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x);
       if (std::isnan(x)) {
         ASSERT_TRUE(std::isnan(y[i])) << op;
       } else if (ref > std::numeric_limits<float>::max()) {
         ASSERT_TRUE(std::isinf(y[i])) << op << " " << x;
       } else {
         // Sigmoid below x = -88.7 returns 0 where the true value is subnormal (< 1.2e-38).
-        ASSERT_NEAR(y[i], ref, 4e-7 * ref + (sig ? 1.2e-38 : 1e-44)) << op << " at x = " << x;
+        ASSERT_NEAR(y[i], ref, 4e-7 * std::fabs(ref) + (sig ? 1.2e-38 : 1e-44)) << op << " at x = " << x;
       }
     }
   }

@@ -129,6 +129,21 @@ inline void fast_exp_block(const float* x, float* y, int64_t n, float sign = 1.0
   for (int64_t i = 0; i < n; ++i) y[i] = detail::restore_nan(x[i], c[i]);
 }
 
+/// y[i] = tanh(x[i]) for n <= 256 elements (Cephes tanhf: an odd polynomial for |x| < 0.625,
+/// 1 - 2 / (exp(2|x|) + 1) above, with the sign restored; within a few ulp of std::tanh).
+inline void fast_tanh_block(const float* x, float* y, int64_t n) {
+  float c[256];
+  for (int64_t i = 0; i < n; ++i) c[i] = detail::exp_clamp(2.0f * std::fabs(x[i]));
+  for (int64_t i = 0; i < n; ++i) c[i] = detail::exp_clamped(c[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i], a = std::fabs(v), z = v * v;
+    const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
+                          1.33314422036e-1f) * z - 3.33332819422e-1f) * z * v + v;
+    const float big = std::copysign(1.0f - 2.0f / (c[i] + 1.0f), v);
+    y[i] = detail::restore_nan(v, a < 0.625f ? small : big);
+  }
+}
+
 // ---- factories used by table.cc (one per kernel group).
 
 enum class UnaryOp {

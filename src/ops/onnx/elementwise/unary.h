@@ -6,7 +6,8 @@
 //  - Abs/Neg of the most negative signed integer wrap (numpy does the same); no UB.
 //  - Sign: -1, 0 or 1; NaN stays NaN.
 //  - Sigmoid: 1/(1+exp(-x)); float32 uses ew::fast_exp_block (vectorised, within 2 ulp; below
-//    x = -88.7 the result is 0 where the exact value would be subnormal). Exp float32 likewise.
+//    x = -88.7 the result is 0 where the exact value would be subnormal). Exp and Tanh float32
+//    likewise (fast_exp_block, fast_tanh_block); other precisions use <cmath>.
 //  - Softplus: log(1+exp(x)) computed as max(x,0) + log1p(exp(-|x|)) so it never overflows.
 //  - HardSigmoid: max(0, min(1, alpha*x + beta)); HardSwish: x * HardSigmoid(x; 1/6, 0.5).
 //  - Elu: x >= 0 ? x : alpha*(exp(x)-1) (ONNX: x < 0 uses the exponential).
