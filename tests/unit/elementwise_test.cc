@@ -517,3 +517,64 @@ TEST(ElementwiseKernels, SigmoidExpTanhBlockPathsMatchDouble) {
     }
   }
 }
+
+// Every binary kernel x every element type on random broadcast shapes, against the naive
+// reference applying the same per-element rule.
+namespace {
+template <typename T>
+void check_kernel_dtype(const char* op, std::mt19937& rng) {
+  using ew::BinaryOp;
+  const std::string name = op;
+  for (int iter = 0; iter < 12; ++iter) {
+    ShapePair p = random_pair(rng, iter % 5, iter % 4 == 0);
+    auto a = random_values<T>(rng, shape_numel(p.a));
+    auto b = random_values<T>(rng, shape_numel(p.b));
+    for (auto& v : b)
+      if (v == T(0)) v = T(3);  // integer division by zero is tested elsewhere
+    const DType dt = DTypeOf<T>::value;
+    const bool cmp = name == "Equal" || name == "Less";
+    auto bytes = one_node_model(op, 14, {{"a", dt}, {"b", dt}}, {{"y", cmp ? DType::kBool : dt}});
+    const std::vector<Tensor> out = run_model(bytes, {{"a", make_tensor<T>(p.a, a)}, {"b", make_tensor<T>(p.b, b)}});
+    const Tensor& y = out[0];
+    ASSERT_EQ(y.shape(), p.out) << op;
+    const int64_t n = shape_numel(p.out);
+    if (cmp) {
+      std::vector<uint8_t> ref(static_cast<size_t>(n));
+      if (name == "Equal")
+        bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, [](T x, T y) { return x == y; });
+      else
+        bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, [](T x, T y) { return x < y; });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(static_cast<const uint8_t*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt);
+      continue;
+    }
+    std::vector<T> ref(static_cast<size_t>(n));
+    auto f = [&](T x, T y) -> T {
+      if (name == "Add") return ew::binary_apply<BinaryOp::kAdd>(x, y);
+      if (name == "Sub") return ew::binary_apply<BinaryOp::kSub>(x, y);
+      if (name == "Mul") return ew::binary_apply<BinaryOp::kMul>(x, y);
+      if (name == "Div") return ew::binary_apply<BinaryOp::kDiv>(x, y);
+      if (name == "Mod") return ew::mod_floor(x, y);
+      if (name == "Max") return ew::max_nan(x, y);
+      return ew::min_nan(x, y);
+    };
+    bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, f);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(static_cast<const T*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt) << " at " << i;
+  }
+}
+}  // namespace
+
+TEST(ElementwiseKernels, BinaryKernelsMatchReferenceForEveryType) {
+  std::mt19937 rng(2024);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Equal", "Less"}) {
+    check_kernel_dtype<float>(op, rng);
+    check_kernel_dtype<double>(op, rng);
+    check_kernel_dtype<int8_t>(op, rng);
+    check_kernel_dtype<int16_t>(op, rng);
+    check_kernel_dtype<int32_t>(op, rng);
+    check_kernel_dtype<int64_t>(op, rng);
+    check_kernel_dtype<uint8_t>(op, rng);
+    check_kernel_dtype<uint16_t>(op, rng);
+    check_kernel_dtype<uint32_t>(op, rng);
+    check_kernel_dtype<uint64_t>(op, rng);
+  }
+}
