@@ -18,6 +18,14 @@
 //
 // Functors are plain callables (lambdas): out = f(a, b). They must not throw; checks that can
 // fail (integer division by zero) are done on the inputs before the loop runs.
+//
+// Use from any kernel:
+//   const Shape out_shape = bcast::broadcast_shape(a.shape(), b.shape(), ctx.where());
+//   Tensor& y = ctx.output(0, DType::kFloat32, out_shape);
+//   bcast::binary(a.data_as<float>(), a.shape(), b.data_as<float>(), b.shape(),
+//                 y.data_as<float>(), out_shape, [](float x, float z) { return x * z; });
+// Input and output element types may all differ (O f(A, B)). The naive oracle with the same
+// signatures is broadcast_ref.h.
 #pragma once
 
 #include <omp.h>
@@ -155,7 +163,7 @@ void for_ranges(int64_t numel, Body&& body) {
   {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
     int64_t chunk = (numel + nt - 1) / nt;
-    chunk = (chunk + 15) & ~int64_t{15};  // whole cache lines per thread
+    chunk = (chunk + 15) & ~int64_t{15};  // multiples of 16 elements: threads rarely share a line
     int64_t begin = std::min(numel, t * chunk), end = std::min(numel, begin + chunk);
     if (begin < end) body(begin, end);
   }
