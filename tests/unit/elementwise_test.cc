@@ -468,10 +468,16 @@ TEST(ElementwiseKernels, IdentityAndDropoutAliasTheInput) {
   EXPECT_EQ(out[0].data(), x.data());
   EXPECT_EQ(out[1].dtype(), DType::kBool);
   EXPECT_TRUE(out[1].data_as<bool>()[0] && out[1].data_as<bool>()[2]);
+  // Training mode: kept elements are scaled by 1 / (1 - ratio), and the mask says which.
+  out = run_model(drop, {{"x", x}, {"r", make_tensor<float>({}, {0.3f})}, {"t", make_tensor<bool>({}, {true})}});
+  for (int i = 0; i < 3; ++i) {
+    float expected = out[1].data_as<bool>()[i] ? x.data_as<float>()[i] / 0.7f : 0.f;
+    EXPECT_NEAR(out[0].data_as<float>()[i], expected, 1e-6f);
+  }
   std::string msg = error_of([&] {
-    run_model(drop, {{"x", x}, {"r", make_tensor<float>({}, {0.3f})}, {"t", make_tensor<bool>({}, {true})}});
+    run_model(drop, {{"x", x}, {"r", make_tensor<float>({}, {1.0f})}, {"t", make_tensor<bool>({}, {true})}});
   });
-  EXPECT_NE(msg.find("training_mode"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ratio must be in [0, 1)"), std::string::npos) << msg;
   out = run_model(drop, {{"x", x}, {"r", make_tensor<float>({}, {0.0f})}, {"t", make_tensor<bool>({}, {true})}});
   EXPECT_EQ(out[0].data_as<float>()[1], 2.0f);
 }

@@ -1,8 +1,43 @@
-// Dropout (inference) and Identity kernels.
+// Dropout and Identity kernels.
+//
+// Dropout in training mode keeps an element when u >= ratio, u drawn uniform in [0, 1) from
+// MT19937 seeded with the node's `seed` attribute, in row-major order, with numpy's legacy
+// 53-bit doubles (RandomState(seed).uniform): the ONNX reference's stream, so a seeded node
+// gives the reference's mask. Without a seed each run draws a fresh one.
+#include <random>
+
 #include "ops/onnx/elementwise/dropout.h"
 
 namespace pointrt {
 namespace ew {
+
+namespace {
+// numpy RandomState.random_sample: (a >> 5, b >> 6) of two 32-bit draws -> a 53-bit double.
+double next_numpy_double(std::mt19937& rng) {
+  uint32_t a = rng() >> 5, b = rng() >> 6;
+  return (a * 67108864.0 + b) / 9007199254740992.0;
+}
+
+void training_dropout(KernelContext& ctx, const Tensor& x, double ratio, uint32_t seed, bool mask_is_bool) {
+  std::mt19937 rng(seed);
+  int64_t n = x.numel();
+  std::vector<uint8_t> keep(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) keep[i] = next_numpy_double(rng) >= ratio;
+  Tensor& y = ctx.output(0, x.dtype(), x.shape());
+  double scale = 1.0 / (1.0 - ratio);
+  dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.data_as<T>();
+    T* out = y.data_as<T>();
+    for (int64_t i = 0; i < n; ++i) out[i] = keep[i] ? static_cast<T>(in[i] * scale) : T(0);
+  });
+  if (ctx.num_outputs() > 1) {
+    if (!mask_is_bool) fail(ctx.where(), ": training mode with a non-bool mask output is not supported");
+    Tensor& m = ctx.output(1, DType::kBool, x.shape());
+    std::copy(keep.begin(), keep.end(), m.data_as<uint8_t>());
+  }
+}
+}  // namespace
 
 KernelFactory identity_factory() {
   return [](const KernelInit&) {
@@ -11,7 +46,9 @@ KernelFactory identity_factory() {
 }
 
 KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs) {
-  return [=](const KernelInit&) {
+  return [=](const KernelInit& init) {
+    const bool has_seed = init.attrs().has("seed");
+    const uint32_t seed = static_cast<uint32_t>(init.attrs().get_int("seed", 0));
     return make_function_kernel([=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       if (ratio_and_mode_are_inputs && ctx.has_input(2)) {
@@ -28,9 +65,11 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
             dispatch_float(rf.dtype(), (ctx.where() + " input 1 (ratio)").c_str(),
                            [&](auto tag) { ratio = static_cast<double>(rf.data_as<decltype(tag)>()[0]); });
           }
-          if (ratio != 0)
-            fail(ctx.where(), ": training_mode = true with ratio ", ratio,
-                 " is not supported: pointrt runs Dropout for inference only (training_mode must be false or ratio 0)");
+          if (ratio < 0 || ratio >= 1) fail(ctx.where(), ": ratio must be in [0, 1), got ", ratio);
+          if (ratio != 0) {
+            training_dropout(ctx, x, ratio, has_seed ? seed : std::random_device{}(), mask_is_bool);
+            return;
+          }
         }
       }
       ctx.set_output(0, x);
