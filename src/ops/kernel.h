@@ -29,12 +29,18 @@ struct RunCache {
   std::map<std::string, std::shared_ptr<void>> entries;
 };
 
+/// Named sub-phases of one node's run (e.g. SparseConv's rulebook building), for `bench --profile`.
+struct PhaseTimes {
+  std::vector<std::pair<std::string, double>> entries;  // (phase, milliseconds)
+};
+
 /// What a kernel sees while it runs.
 class KernelContext {
  public:
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
-                Allocator& allocator, RunCache& cache)
-      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator), cache_(cache) {}
+                Allocator& allocator, RunCache& cache, PhaseTimes* phases = nullptr)
+      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator), cache_(cache),
+        phases_(phases) {}
 
   const Node& node() const { return node_; }
   /// "node 'name' (Op)" for error messages.
@@ -51,6 +57,12 @@ class KernelContext {
   /// Set output i to an existing tensor (aliasing, e.g. Reshape or Identity without a copy).
   void set_output(size_t i, Tensor t);
   RunCache& cache() { return cache_; }
+  /// True when the session profiles; kernels may then time their phases.
+  bool profiling() const { return phases_ != nullptr; }
+  /// Record `ms` spent in `phase` of this node (no-op unless profiling).
+  void record_phase(const std::string& phase, double ms) {
+    if (phases_) phases_->entries.emplace_back(phase, ms);
+  }
 
  private:
   const Node& node_;
@@ -58,6 +70,7 @@ class KernelContext {
   std::vector<Tensor>& outputs_;
   Allocator& allocator_;
   RunCache& cache_;
+  PhaseTimes* phases_;
 };
 
 class OpKernel {

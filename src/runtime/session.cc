@@ -78,12 +78,12 @@ class HeapAllocator : public Allocator {
 
 // Run one node on the given input tensors; used by run() and by constant folding.
 void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
-                  std::vector<Tensor>& outs, Allocator& alloc, RunCache& cache) {
+                  std::vector<Tensor>& outs, Allocator& alloc, RunCache& cache, PhaseTimes* phases = nullptr) {
   std::vector<const Tensor*> ins;
   ins.reserve(node.inputs.size());
   for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
   outs.assign(node.outputs.size(), Tensor());
-  KernelContext ctx(node, std::move(ins), outs, alloc, cache);
+  KernelContext ctx(node, std::move(ins), outs, alloc, cache, phases);
   kernel.run(ctx);
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (node.outputs[i] >= 0 && !outs[i].defined())
@@ -317,15 +317,22 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
   RunCache cache;
   std::vector<Tensor> outs;
   std::vector<NodeProfile> profile;
+  PhaseTimes phases;
   for (const auto& p : s.plan) {
     auto t0 = std::chrono::steady_clock::now();
-    execute_node(*p.node, *p.kernel, slots, outs, alloc, cache);
+    phases.entries.clear();
+    execute_node(*p.node, *p.kernel, slots, outs, alloc, cache, s.options.profile ? &phases : nullptr);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
     for (int v : p.free_after) slots[v] = Tensor();
     if (s.options.profile) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      profile.push_back(NodeProfile{p.node->name, p.node->op_type, ms});
+      // Named phases are reported as "Op:phase" rows and taken out of the node's own row.
+      for (const auto& [phase, phase_ms] : phases.entries) {
+        profile.push_back(NodeProfile{p.node->name, p.node->op_type + ":" + phase, phase_ms});
+        ms -= phase_ms;
+      }
+      profile.push_back(NodeProfile{p.node->name, p.node->op_type, std::max(0.0, ms)});
     }
   }
   std::vector<Tensor> result;
