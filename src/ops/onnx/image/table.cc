@@ -1,5 +1,7 @@
 // Operator table rows of the ONNX image family.
 #include "ops/families.h"
+#include "ops/onnx/image/grid_sample.h"
+#include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
 
 namespace pointrt {
@@ -18,5 +20,12 @@ void register_onnx_image(OpTable& t) {
          "DEPRECATED since opset 10; scales attribute; nearest|linear, asymmetric"});
   t.add({"", "Upsample", 9, 9, resize_types(), make_upsample_kernel,
          "DEPRECATED since opset 10; scales input; nearest|linear, asymmetric"});
+  const std::vector<DType> grid_types = {DType::kFloat32, DType::kFloat64, DType::kFloat16};
+  t.add({"", "GridSample", 16, 19, grid_types, make_grid_sample_kernel,
+         "4-D; bilinear|nearest|bicubic; zeros|border|reflection; align_corners"});
+  t.add({"", "GridSample", 20, 21, grid_types, make_grid_sample_kernel,
+         "N-D; linear|nearest|cubic; zeros|border|reflection; align_corners"});
+  t.add({"", "NonMaxSuppression", 10, 21, kFloat32Only, make_non_max_suppression_kernel,
+         "center_point_box; optional max_output_boxes_per_class / iou_threshold / score_threshold"});
 }
 }  // namespace pointrt
