@@ -3,11 +3,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 
 #include "ops/onnx/image/image_util.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#else
+inline int omp_get_max_threads() { return 1; }
+#endif
 
 namespace pointrt {
 
@@ -271,6 +279,20 @@ void resize_coefficients(const ResizeAttrs& a, double x_ori, double scale, std::
   }
 }
 
+int64_t resize_window_start(double x_original, int64_t start, int64_t n, int64_t in_len) {
+  // Work in the padded coordinates the reference uses: distances |(x + pad) - j| in double, so
+  // that a coordinate one ulp off an integer picks the same window as the reference.
+  const int64_t pad = (n + 1) / 2;
+  const double xp = x_original + static_cast<double>(pad);
+  auto dist = [&](int64_t i) { return std::fabs(xp - static_cast<double>(i + pad)); };
+  start = std::min(std::max(start, -pad), in_len + pad - n);
+  // Shift while a neighbour outside the window ranks before the window's far end
+  // (ordering by distance, then by lower index).
+  while (start - 1 >= -pad && dist(start - 1) <= dist(start + n - 1)) --start;
+  while (start + n < in_len + pad && dist(start + n) < dist(start)) ++start;
+  return start;
+}
+
 ResizeAxisTable build_resize_axis_table(const ResizeAttrs& a, const ResizeGeometry& g, size_t axis) {
   ResizeAxisTable t;
   t.in_len = g.in[axis];
@@ -291,8 +313,7 @@ ResizeAxisTable build_resize_axis_table(const ResizeAttrs& a, const ResizeGeomet
     const int64_t n = static_cast<int64_t>(c.size());
     const double fl = std::floor(x);
     const int64_t k = static_cast<int64_t>(fl == x ? fl - 1 : fl);  // x - ratio
-    const int64_t pad = (n + 1) / 2;
-    const int64_t start = std::min(std::max(k + 1 - n / 2, -pad), t.in_len + pad - n);
+    const int64_t start = resize_window_start(x, k + 1 - n / 2, n, t.in_len);
     if (a.exclude_outside) {
       double sum = 0;
       for (int64_t i = 0; i < n; ++i) {
@@ -374,8 +395,93 @@ void resize_pass(const T* src, T* dst, int64_t outer, int64_t inner, const Resiz
     }
 }
 
+// The common image case: both of the last two axes resized, many planes. Per plane (one
+// OpenMP task each) the needed source rows are interpolated horizontally into a per-thread
+// buffer (fixed-width tap tables, no CSR walk), then output rows are blended vertically.
+// Same operation order as the separable passes (inner axis first).
 template <typename T>
-void resize_typed(const ResizeAttrs& a, const ResizePlan& plan, const T* x, T* y) {
+void resize_planes_2d(const T* x, T* y, int64_t planes, const ResizeAxisTable& ty, const ResizeAxisTable& tx,
+                      T extrapolation) {
+  const int64_t H = ty.in_len, W = tx.in_len, OH = ty.out_len, OW = tx.out_len;
+  int64_t K = 1;
+  for (int64_t o = 0; o < OW; ++o) K = std::max(K, tx.offsets[o + 1] - tx.offsets[o]);
+  std::vector<int64_t> xi(static_cast<size_t>(OW * K), 0);
+  std::vector<T> xw(static_cast<size_t>(OW * K), T(0));
+  std::vector<int64_t> x_extrapolated;
+  bool nearest_x = true;  // every output a single weight-1 tap
+  for (int64_t o = 0; o < OW; ++o) {
+    const int64_t k0 = tx.offsets[o], n = tx.offsets[o + 1] - k0;
+    if (tx.extrapolate[o]) x_extrapolated.push_back(o);
+    if (n != 1 || tx.weight[k0] != 1.0) nearest_x = false;
+    for (int64_t k = 0; k < n; ++k) {
+      xi[o * K + k] = tx.src[k0 + k];
+      xw[o * K + k] = static_cast<T>(tx.weight[k0 + k]);
+    }
+  }
+  std::vector<uint8_t> row_needed(static_cast<size_t>(H), 0);
+  for (int64_t o = 0; o < OH; ++o)
+    if (!ty.extrapolate[o])
+      for (int64_t k = ty.offsets[o]; k < ty.offsets[o + 1]; ++k) row_needed[ty.src[k]] = 1;
+  std::vector<T> yw(ty.weight.begin(), ty.weight.end());
+
+#pragma omp parallel
+  {
+    std::unique_ptr<T[]> hbuf(new T[static_cast<size_t>(H * OW)]);
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* src = x + p * H * W;
+      T* dst = y + p * OH * OW;
+      for (int64_t h = 0; h < H; ++h) {
+        if (!row_needed[h]) continue;
+        const T* s = src + h * W;
+        T* d = hbuf.get() + h * OW;
+        if (nearest_x) {
+          for (int64_t o = 0; o < OW; ++o) d[o] = s[xi[o]];
+        } else if (K == 2) {
+          const int64_t* ii = xi.data();
+          const T* ww = xw.data();
+          for (int64_t o = 0; o < OW; ++o) d[o] = ww[2 * o] * s[ii[2 * o]] + ww[2 * o + 1] * s[ii[2 * o + 1]];
+        } else {
+          for (int64_t o = 0; o < OW; ++o) {
+            T acc = xw[o * K] * s[xi[o * K]];
+            for (int64_t k = 1; k < K; ++k) acc += xw[o * K + k] * s[xi[o * K + k]];
+            d[o] = acc;
+          }
+        }
+        for (int64_t o : x_extrapolated) d[o] = extrapolation;
+      }
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        T* d = dst + oy * OW;
+        const int64_t k0 = ty.offsets[oy], k1 = ty.offsets[oy + 1];
+        if (ty.extrapolate[oy]) {
+          std::fill(d, d + OW, extrapolation);
+        } else if (k1 == k0) {
+          std::fill(d, d + OW, T(0));
+        } else if (k1 == k0 + 1 && yw[k0] == T(1)) {
+          std::memcpy(d, hbuf.get() + ty.src[k0] * OW, sizeof(T) * static_cast<size_t>(OW));
+        } else {
+          const T* r0 = hbuf.get() + ty.src[k0] * OW;
+          const T w0 = yw[k0];
+          if (k1 == k0 + 2) {  // linear: one fused blend
+            const T* r1 = hbuf.get() + ty.src[k0 + 1] * OW;
+            const T w1 = yw[k0 + 1];
+            for (int64_t o = 0; o < OW; ++o) d[o] = w0 * r0[o] + w1 * r1[o];
+          } else {
+            for (int64_t o = 0; o < OW; ++o) d[o] = w0 * r0[o];
+            for (int64_t k = k0 + 1; k < k1; ++k) {
+              const T* rk = hbuf.get() + ty.src[k] * OW;
+              const T wk = yw[k];
+              for (int64_t o = 0; o < OW; ++o) d[o] += wk * rk[o];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void resize_typed(const ResizeAttrs& a, const ResizePlan& plan, const T* x, T* y, ResizePath path) {
   const Shape& in = plan.geometry.in;
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> active;
@@ -385,8 +491,19 @@ void resize_typed(const ResizeAttrs& a, const ResizePlan& plan, const T* x, T* y
     std::copy(x, x + shape_numel(in), y);
     return;
   }
+  if (active.size() == 2 && active[0] == rank - 1 && active[1] == rank - 2) {
+    const int64_t planes = rank > 2 ? shape_numel(Shape(in.begin(), in.end() - 2)) : 1;
+    const ResizeAxisTable& ty = plan.axes[rank - 2];
+    const ResizeAxisTable& tx = plan.axes[rank - 1];
+    const bool fits = ty.in_len * tx.out_len * static_cast<int64_t>(sizeof(T)) <= (int64_t{8} << 20);
+    if (path == ResizePath::kPlanes2D ||
+        (path == ResizePath::kAuto && fits && planes >= omp_get_max_threads())) {
+      resize_planes_2d<T>(x, y, planes, ty, tx, static_cast<T>(a.extrapolation_value));
+      return;
+    }
+  }
   Shape cur = in;
-  std::vector<T> buf_a, buf_b;
+  std::unique_ptr<T[]> buf_a, buf_b;
   const T* src = x;
   for (size_t p = 0; p < active.size(); ++p) {
     const int64_t d = active[p];
@@ -398,9 +515,9 @@ void resize_typed(const ResizeAttrs& a, const ResizePlan& plan, const T* x, T* y
     if (p + 1 == active.size()) {
       dst = y;
     } else {
-      std::vector<T>& buf = (p % 2 == 0) ? buf_a : buf_b;
-      buf.resize(static_cast<size_t>(shape_numel(cur)));
-      dst = buf.data();
+      std::unique_ptr<T[]>& buf = (p % 2 == 0) ? buf_a : buf_b;
+      buf.reset(new T[static_cast<size_t>(shape_numel(cur))]);  // no zero fill: every element is written
+      dst = buf.get();
     }
     resize_pass<T>(src, dst, outer, inner, plan.axes[d], static_cast<T>(a.extrapolation_value));
     src = dst;
@@ -416,16 +533,17 @@ const std::vector<DType>& resize_types() {
   return types;
 }
 
-void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, Tensor& y, const std::string& where) {
+void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, Tensor& y, const std::string& where,
+                ResizePath path) {
   if (x.shape() != plan.geometry.in)
     fail(where, ": internal: plan for ", shape_to_string(plan.geometry.in), " used with ", shape_to_string(x.shape()));
   if (y.numel() == 0) return;
   switch (x.dtype()) {
-    case DType::kFloat32: resize_typed<float>(a, plan, x.data_as<float>(), y.data_as<float>()); return;
-    case DType::kFloat64: resize_typed<double>(a, plan, x.data_as<double>(), y.data_as<double>()); return;
+    case DType::kFloat32: resize_typed<float>(a, plan, x.data_as<float>(), y.data_as<float>(), path); return;
+    case DType::kFloat64: resize_typed<double>(a, plan, x.data_as<double>(), y.data_as<double>(), path); return;
     case DType::kFloat16: {
       std::vector<float> xf = to_float_vector(x), yf(static_cast<size_t>(y.numel()));
-      resize_typed<float>(a, plan, xf.data(), yf.data());
+      resize_typed<float>(a, plan, xf.data(), yf.data(), path);
       uint16_t* yh = y.data_as<uint16_t>();
       for (size_t i = 0; i < yf.size(); ++i) yh[i] = float_to_half(yf[i]);
       return;
@@ -434,7 +552,7 @@ void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, T
       if (!is_int_type(x.dtype()))
         fail(where, ": input 'X' has element type ", dtype_name(x.dtype()), ", which Resize does not support");
       std::vector<double> xd = tensor_to_doubles(x, where, "X"), yd(static_cast<size_t>(y.numel()));
-      resize_typed<double>(a, plan, xd.data(), yd.data());
+      resize_typed<double>(a, plan, xd.data(), yd.data(), path);
       doubles_to_tensor_truncating(yd, y);
       return;
     }

@@ -92,6 +92,10 @@ bool resize_source_coordinate(const ResizeAttrs& a, int64_t x, double scale, int
 /// The filter coefficients for x_original (window of coeffs.size() indices, see above).
 void resize_coefficients(const ResizeAttrs& a, double x_original, double scale, std::vector<double>& coeffs);
 
+/// First index of the n-wide neighbour window of x_original (may be < 0 or run past in_len),
+/// starting the search from `start`; reproduces the reference's sort by |x + pad - j| in double.
+int64_t resize_window_start(double x_original, int64_t start, int64_t n, int64_t in_len);
+
 /// One axis' 1-D interpolation as a sparse table (CSR): output o reads src[k] with weight[k]
 /// for k in [offsets[o], offsets[o+1]). Zero weights are dropped; indices are clamped.
 struct ResizeAxisTable {
@@ -110,9 +114,14 @@ struct ResizePlan {
 };
 ResizePlan make_resize_plan(const ResizeAttrs& a, ResizeGeometry g);
 
-/// The optimised kernel: separable passes over the non-identity axes, OpenMP over rows.
+/// Which implementation resize_run uses (tests force each one; kAuto otherwise).
+enum class ResizePath { kAuto, kSeparablePasses, kPlanes2D };
+
+/// The optimised kernel: separable passes over the non-identity axes, OpenMP over rows; when
+/// exactly the last two axes change and there are enough planes, a per-plane 2-D kernel.
 /// `y` is allocated by the caller with plan.geometry.out and x's dtype.
-void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, Tensor& y, const std::string& where);
+void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, Tensor& y, const std::string& where,
+                ResizePath path = ResizePath::kAuto);
 
 /// The naive oracle: each output element straight from the reference's recursion, neighbours
 /// found by sorting distances. Any dtype the kernel supports; computes in double.

@@ -21,14 +21,16 @@ struct AxisSample {
 // the smaller index), returned in the unpadded coordinate system, ascending.
 std::vector<int64_t> nearest_indices(double x, int64_t n, int64_t len) {
   const int64_t pad = (n + 1) / 2;
+  const double xp = x + static_cast<double>(pad);  // position in the padded array
   std::vector<int64_t> all;
-  for (int64_t i = -pad; i < len + pad; ++i) all.push_back(i);
+  for (int64_t j = 0; j < len + 2 * pad; ++j) all.push_back(j);
   std::stable_sort(all.begin(), all.end(), [&](int64_t a, int64_t b) {
-    double da = std::fabs(x - static_cast<double>(a)), db = std::fabs(x - static_cast<double>(b));
+    double da = std::fabs(xp - static_cast<double>(a)), db = std::fabs(xp - static_cast<double>(b));
     return da < db || (da == db && a < b);
   });
   all.resize(static_cast<size_t>(n));
   std::sort(all.begin(), all.end());
+  for (int64_t& j : all) j -= pad;
   return all;
 }
 
