@@ -107,7 +107,7 @@ void grid_sample_typed(const GridSampleAttrs& a, const Shape& xs, const T* x, co
   const int64_t kChunk = 64;
   const int64_t chunks = (P + kChunk - 1) / kChunk;
 
-#pragma omp parallel
+#pragma omp parallel if (N * P * C * K > 16384)
   {
     std::vector<int64_t> off(kChunk * K), cnt(kChunk);
     std::vector<T> wt(kChunk * K);

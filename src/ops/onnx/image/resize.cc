@@ -424,7 +424,7 @@ void resize_planes_2d(const T* x, T* y, int64_t planes, const ResizeAxisTable& t
       for (int64_t k = ty.offsets[o]; k < ty.offsets[o + 1]; ++k) row_needed[ty.src[k]] = 1;
   std::vector<T> yw(ty.weight.begin(), ty.weight.end());
 
-#pragma omp parallel
+#pragma omp parallel if (planes > 1 && planes * OH * OW > 16384)
   {
     std::unique_ptr<T[]> hbuf(new T[static_cast<size_t>(H * OW)]);
 #pragma omp for schedule(static)
