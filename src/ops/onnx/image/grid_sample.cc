@@ -92,6 +92,26 @@ inline int64_t safe_trunc(float x) {
   return static_cast<int64_t>(std::trunc(std::min(std::max(x, -1e12f), 1e12f)));
 }
 
+// out[p] = sum of weight * plane[offset] over the taps of point p (chunk-relative tables).
+// Channel-outer: a point-outer order would store with a stride of a whole plane, which
+// aliases in the L1 sets and measured 3x slower.
+template <typename T, int kFixed>
+inline void gather_channel(const T* plane, T* out, int64_t p0, int64_t p1, int64_t K, const int64_t* off,
+                           const T* wt, const int64_t* cnt) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t q = p - p0;
+    const int64_t* o = off + q * K;
+    const T* w = wt + q * K;
+    T acc = T(0);
+    if (kFixed > 0 && cnt[q] == kFixed) {
+      for (int k = 0; k < kFixed; ++k) acc += w[k] * plane[o[k]];
+    } else {
+      for (int64_t k = 0; k < cnt[q]; ++k) acc += w[k] * plane[o[k]];
+    }
+    out[p] = acc;
+  }
+}
+
 template <typename T, typename G>
 void grid_sample_typed(const GridSampleAttrs& a, const Shape& xs, const T* x, const G* grid, const Shape& ys, T* y) {
   const int64_t N = xs[0], C = xs[1];
@@ -175,11 +195,11 @@ void grid_sample_typed(const GridSampleAttrs& a, const Shape& xs, const T* x, co
         for (int64_t c = 0; c < C; ++c) {
           const T* plane = x + (n * C + c) * in_plane;
           T* out = y + (n * C + c) * P;
-          for (int64_t p = p0; p < p1; ++p) {
-            const int64_t q = p - p0;
-            T acc = T(0);
-            for (int64_t k = 0; k < cnt[q]; ++k) acc += wt[q * K + k] * plane[off[q * K + k]];
-            out[p] = acc;
+          switch (K) {  // fixed tap counts unrolled; points with dropped taps take the loop
+            case 1: gather_channel<T, 1>(plane, out, p0, p1, K, off.data(), wt.data(), cnt.data()); break;
+            case 4: gather_channel<T, 4>(plane, out, p0, p1, K, off.data(), wt.data(), cnt.data()); break;
+            case 16: gather_channel<T, 16>(plane, out, p0, p1, K, off.data(), wt.data(), cnt.data()); break;
+            default: gather_channel<T, 0>(plane, out, p0, p1, K, off.data(), wt.data(), cnt.data()); break;
           }
         }
       }

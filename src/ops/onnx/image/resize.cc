@@ -21,9 +21,10 @@ namespace pointrt {
 
 namespace {
 
-ResizeAttrs::Mode parse_mode(const std::string& s, bool allow_cubic, const std::string& where) {
+// `allow_bilinear`: Upsample-1's spelling, still written by old exporters for Upsample.
+ResizeAttrs::Mode parse_mode(const std::string& s, bool allow_cubic, bool allow_bilinear, const std::string& where) {
   if (s == "nearest") return ResizeAttrs::Mode::kNearest;
-  if (s == "linear" || s == "bilinear") return ResizeAttrs::Mode::kLinear;
+  if (s == "linear" || (allow_bilinear && s == "bilinear")) return ResizeAttrs::Mode::kLinear;
   if (s == "cubic" && allow_cubic) return ResizeAttrs::Mode::kCubic;
   fail(where, ": attribute 'mode' is '", s, "', expected ",
        allow_cubic ? "'nearest', 'linear' or 'cubic'" : "'nearest' or 'linear'");
@@ -33,7 +34,7 @@ ResizeAttrs::Mode parse_mode(const std::string& s, bool allow_cubic, const std::
 
 ResizeAttrs parse_resize_attrs(const Attributes& attrs, int64_t opset, const std::string& where) {
   ResizeAttrs a;
-  a.mode = parse_mode(attrs.get_string("mode", "nearest"), opset >= 11, where);
+  a.mode = parse_mode(attrs.get_string("mode", "nearest"), opset >= 11, false, where);
   if (opset < 11) {  // Resize-10: asymmetric coordinates, ONNX Runtime's nearest rule
     a.coord = ResizeAttrs::Coord::kAsymmetric;
     a.nearest = ResizeAttrs::Nearest::kSimple;
@@ -80,7 +81,7 @@ ResizeAttrs parse_resize_attrs(const Attributes& attrs, int64_t opset, const std
 
 ResizeAttrs parse_upsample_attrs(const Attributes& attrs, const std::string& where) {
   ResizeAttrs a;
-  a.mode = parse_mode(attrs.get_string("mode", "nearest"), false, where);
+  a.mode = parse_mode(attrs.get_string("mode", "nearest"), false, true, where);
   a.coord = ResizeAttrs::Coord::kAsymmetric;
   a.nearest = ResizeAttrs::Nearest::kSimple;
   return a;
