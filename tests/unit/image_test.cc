@@ -318,6 +318,19 @@ TEST(Resize, PreparedPlanAndShapeChange) {
   }
 }
 
+TEST(Resize, CropOutsideGivesExtrapolationValue) {
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 14);
+  Tensor roi = floats({8}, {0, 0, 1.5f, 0, 1, 1, 2.5f, 1});  // H crop entirely below the input
+  NodeHarness h("Resize", 13,
+                {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")},
+                 {"mode", str_attr("linear")},
+                 {"extrapolation_value", float_attr(-3.25f)}},
+                {x, roi, floats({4}, {1, 1, 2, 1})});
+  Tensor y = h.run({x, roi, floats({4}, {1, 1, 2, 1})});
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 6, 3}));
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.data_as<float>()[i], -3.25f);
+}
+
 TEST(Resize, OptionalInputsEmptyTensors) {
   // Opset 11 style: roi and scales present but empty, sizes given.
   Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 12);
