@@ -1,0 +1,579 @@
+// Image family: Resize / Upsample, GridSample, NonMaxSuppression.
+// Optimised kernels against the naive references on awkward sizes, plus error paths through
+// the operator table's factories.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "ops/kernel.h"
+#include "ops/onnx/image/grid_sample.h"
+#include "ops/onnx/image/non_max_suppression.h"
+#include "ops/onnx/image/resize.h"
+
+using namespace pointrt;
+
+namespace {
+
+Tensor random_tensor(DType dtype, const Shape& shape, uint32_t seed, double lo = -4, double hi = 4) {
+  Tensor t = Tensor::allocate(dtype, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = u(rng);
+    switch (dtype) {
+      case DType::kFloat32: t.data_as<float>()[i] = static_cast<float>(v); break;
+      case DType::kFloat64: t.data_as<double>()[i] = v; break;
+      case DType::kFloat16: t.data_as<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+      case DType::kUInt8: t.data_as<uint8_t>()[i] = static_cast<uint8_t>(std::fabs(v) * 60); break;
+      case DType::kInt32: t.data_as<int32_t>()[i] = static_cast<int32_t>(v * 1000); break;
+      case DType::kInt64: t.data_as<int64_t>()[i] = static_cast<int64_t>(v * 1000); break;
+      default: ADD_FAILURE() << "random_tensor: unsupported dtype";
+    }
+  }
+  return t;
+}
+
+Tensor floats(const Shape& shape, std::vector<float> v) {
+  Tensor t = Tensor::allocate(DType::kFloat32, shape);
+  std::copy(v.begin(), v.end(), t.data_as<float>());
+  return t;
+}
+Tensor int64s(const Shape& shape, std::vector<int64_t> v) {
+  Tensor t = Tensor::allocate(DType::kInt64, shape);
+  std::copy(v.begin(), v.end(), t.data_as<int64_t>());
+  return t;
+}
+
+double value_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data_as<float>()[i];
+    case DType::kFloat64: return t.data_as<double>()[i];
+    case DType::kFloat16: return half_to_float(t.data_as<uint16_t>()[i]);
+    case DType::kUInt8: return t.data_as<uint8_t>()[i];
+    case DType::kInt32: return t.data_as<int32_t>()[i];
+    case DType::kInt64: return static_cast<double>(t.data_as<int64_t>()[i]);
+    default: return NAN;
+  }
+}
+
+// Compare element-wise; integer outputs may differ by one where the float result sits on an
+// integer boundary (truncation of x.9999 vs x.0).
+void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < a.numel() && bad < 5; ++i) {
+    double x = value_at(a, i), y = value_at(b, i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y))) {
+      ++bad;
+      ADD_FAILURE() << what << ": element " << i << " optimised " << x << " reference " << y;
+    }
+  }
+}
+
+// Runs one node through its operator-table factory with the given inputs (nullopt = omitted).
+struct HeapAlloc : Allocator {
+  Tensor allocate(DType d, const Shape& s) override { return Tensor::allocate(d, s); }
+};
+
+struct NodeHarness {
+  Graph graph;
+  Node* node = nullptr;
+  std::unique_ptr<OpKernel> kernel;
+
+  // `constants`: inputs known at prepare time (their value is baked in); `declared`: a fixed
+  // shape declared for input 0.
+  NodeHarness(const std::string& op, int64_t opset, std::map<std::string, Attribute> attrs,
+              const std::vector<std::optional<Tensor>>& prepare_inputs, const std::vector<bool>& constants = {},
+              std::optional<Shape> declared = std::nullopt) {
+    Node n;
+    n.name = "n0";
+    n.op_type = op;
+    n.opset = opset;
+    n.attrs.items = std::move(attrs);
+    n.attrs.owner = n.describe();
+    for (size_t i = 0; i < prepare_inputs.size(); ++i) {
+      if (!prepare_inputs[i]) {
+        n.inputs.push_back(-1);
+        continue;
+      }
+      int id = graph.add_value("in" + std::to_string(i));
+      graph.values[id].dtype = prepare_inputs[i]->dtype();
+      if (i < constants.size() && constants[i]) graph.values[id].constant = *prepare_inputs[i];
+      if (i == 0 && declared) {
+        graph.values[id].has_shape = true;
+        for (int64_t d : *declared) graph.values[id].shape.push_back(Dim{d, ""});
+      }
+      n.inputs.push_back(id);
+    }
+    n.outputs.push_back(graph.add_value("out"));
+    graph.nodes.push_back(std::move(n));
+    node = &graph.nodes.back();
+    const OpEntry* e = op_table().find("", op, opset);
+    if (e == nullptr) throw Error("no table row for " + op);
+    kernel = e->factory(KernelInit{*node, graph});
+  }
+
+  Tensor run(const std::vector<std::optional<Tensor>>& inputs) {
+    std::vector<const Tensor*> ptrs;
+    for (auto& t : inputs) ptrs.push_back(t ? &*t : nullptr);
+    std::vector<Tensor> outs(1);
+    HeapAlloc alloc;
+    RunCache cache;
+    KernelContext ctx(*node, ptrs, outs, alloc, cache);
+    kernel->run(ctx);
+    return outs[0];
+  }
+};
+
+Attribute str_attr(const std::string& s) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = s;
+  return a;
+}
+Attribute int_attr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute float_attr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+Attribute ints_attr(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute floats_attr(std::vector<float> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resize: optimised vs reference
+
+struct ResizeCase {
+  Shape in;
+  std::vector<float> scales;    // empty -> use sizes
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> axes;
+};
+
+void check_resize(const ResizeAttrs& a, const ResizeCase& rc, DType dtype, uint32_t seed, const std::string& label) {
+  Tensor x = random_tensor(dtype, rc.in, seed);
+  std::optional<Tensor> scales, sizes, roi;
+  if (!rc.scales.empty()) scales = floats({static_cast<int64_t>(rc.scales.size())}, rc.scales);
+  else sizes = int64s({static_cast<int64_t>(rc.sizes.size())}, rc.sizes);
+  ResizeAttrs at = a;
+  at.axes = rc.axes;
+  const size_t naxes = rc.axes.empty() ? rc.in.size() : rc.axes.size();
+  if (at.coord == ResizeAttrs::Coord::kTfCropAndResize) {
+    std::vector<float> r;
+    for (size_t i = 0; i < naxes; ++i) r.push_back(i % 2 ? 0.1f : -0.2f);  // starts, partly outside
+    for (size_t i = 0; i < naxes; ++i) r.push_back(i % 2 ? 0.8f : 1.15f);  // ends
+    roi = floats({static_cast<int64_t>(2 * naxes)}, r);
+  }
+  ResizeGeometry g = resolve_resize_geometry(at, x.shape(), roi ? &*roi : nullptr, scales ? &*scales : nullptr,
+                                             sizes ? &*sizes : nullptr, "test");
+  ResizePlan plan = make_resize_plan(at, g);
+  Tensor yr = Tensor::allocate(dtype, g.out);
+  resize_reference(at, g, x, yr, "test");
+  const bool integer = dtype != DType::kFloat32 && dtype != DType::kFloat64 && dtype != DType::kFloat16;
+  const double rtol = dtype == DType::kFloat16 ? 2e-3 : dtype == DType::kFloat64 ? 1e-12 : 2e-5;
+  for (ResizePath path : {ResizePath::kAuto, ResizePath::kSeparablePasses, ResizePath::kPlanes2D}) {
+    Tensor y = Tensor::allocate(dtype, g.out);
+    resize_run(at, plan, x, y, "test", path);
+    expect_close(y, yr, rtol, integer ? 1.0 : 1e-5,
+                 label + " path " + std::to_string(int(path)) + " in " + shape_to_string(rc.in) + " out " +
+                     shape_to_string(g.out) + " dtype " + dtype_name(dtype));
+  }
+}
+
+std::vector<ResizeCase> resize_cases() {
+  return {
+      {{1, 1, 1, 1}, {1, 1, 3, 2}, {}, {}},           // single pixel up
+      {{2, 3, 5, 7}, {1, 1, 2, 2}, {}, {}},           // 2x up, odd sizes
+      {{1, 2, 9, 8}, {1, 1, 0.5f, 0.6f}, {}, {}},     // down, non-integer
+      {{1, 1, 4, 6}, {1, 1, 1.7f, 0.35f}, {}, {}},    // mixed up/down
+      {{1, 1, 3, 5}, {}, {1, 1, 7, 2}, {}},           // sizes
+      {{1, 1, 6, 5}, {}, {1, 1, 1, 1}, {}},           // to a single pixel
+      {{11}, {2.5f}, {}, {}},                         // 1-D
+      {{2, 3, 4, 5, 3}, {1, 1.5f, 1, 0.5f, 2}, {}, {}},  // 5-D, a non-spatial axis too
+      {{2, 3, 5, 7}, {}, {4, 9}, {3, 1}},             // axes (reordered), sizes
+      {{2, 3, 5, 7}, {3.0f, 0.8f}, {}, {-2, 0}},       // negative axes, scales
+  };
+}
+
+TEST(Resize, OptimisedMatchesReferenceAllModes) {
+  using M = ResizeAttrs::Mode;
+  using C = ResizeAttrs::Coord;
+  using NM = ResizeAttrs::Nearest;
+  const std::vector<C> coords = {C::kHalfPixel,  C::kHalfPixelSymmetric, C::kPytorchHalfPixel,
+                                 C::kAlignCorners, C::kAsymmetric,       C::kTfHalfPixelForNN,
+                                 C::kTfCropAndResize};
+  uint32_t seed = 1;
+  for (M mode : {M::kNearest, M::kLinear, M::kCubic})
+    for (C coord : coords)
+      for (int exclude = 0; exclude < 2; ++exclude)
+        for (int antialias = 0; antialias < 2; ++antialias) {
+          if (mode == M::kNearest && antialias) continue;
+          std::vector<NM> nms = {NM::kRoundPreferFloor};
+          if (mode == M::kNearest) nms = {NM::kRoundPreferFloor, NM::kRoundPreferCeil, NM::kFloor, NM::kCeil, NM::kSimple};
+          for (NM nm : nms) {
+            ResizeAttrs a;
+            a.mode = mode;
+            a.coord = coord;
+            a.nearest = nm;
+            a.exclude_outside = exclude;
+            a.antialias = antialias;
+            a.cubic_a = exclude ? -0.5 : -0.75;
+            a.extrapolation_value = 7.5;
+            for (const ResizeCase& rc : resize_cases())
+              check_resize(a, rc, DType::kFloat32, seed++,
+                           "mode " + std::to_string(int(mode)) + " coord " + std::to_string(int(coord)) +
+                               " nearest " + std::to_string(int(nm)) + " exclude " + std::to_string(exclude) +
+                               " antialias " + std::to_string(antialias));
+          }
+        }
+}
+
+TEST(Resize, AspectRatioPolicies) {
+  for (auto policy : {ResizeAttrs::AspectPolicy::kNotLarger, ResizeAttrs::AspectPolicy::kNotSmaller})
+    for (auto mode : {ResizeAttrs::Mode::kNearest, ResizeAttrs::Mode::kLinear, ResizeAttrs::Mode::kCubic}) {
+      ResizeAttrs a;
+      a.mode = mode;
+      a.policy = policy;
+      check_resize(a, {{1, 2, 5, 7}, {}, {1, 2, 9, 4}, {}}, DType::kFloat32, 3, "policy");
+      check_resize(a, {{1, 2, 5, 7}, {}, {3, 10}, {2, 3}}, DType::kFloat32, 4, "policy axes");
+    }
+  ResizeAttrs a;
+  a.policy = ResizeAttrs::AspectPolicy::kNotLarger;
+  Tensor sizes = int64s({4}, {1, 1, 10, 10});
+  // Without axes the policy takes the min over every axis, N and C included (scale 1).
+  ResizeGeometry g = resolve_resize_geometry(a, {1, 1, 4, 8}, nullptr, nullptr, &sizes, "t");
+  EXPECT_EQ(g.out, (Shape{1, 1, 4, 8}));
+  a.axes = {2, 3};
+  Tensor sizes2 = int64s({2}, {10, 10});
+  g = resolve_resize_geometry(a, {1, 1, 4, 8}, nullptr, nullptr, &sizes2, "t");
+  EXPECT_EQ(g.out, (Shape{1, 1, 5, 10}));  // scale min(2.5, 1.25) = 1.25 on both axes
+}
+
+TEST(Resize, OtherElementTypes) {
+  for (DType dt : {DType::kFloat64, DType::kFloat16, DType::kUInt8, DType::kInt32, DType::kInt64})
+    for (auto mode : {ResizeAttrs::Mode::kNearest, ResizeAttrs::Mode::kLinear, ResizeAttrs::Mode::kCubic}) {
+      ResizeAttrs a;
+      a.mode = mode;
+      check_resize(a, {{1, 2, 5, 7}, {1, 1, 1.5f, 0.7f}, {}, {}}, dt, 11, "dtype");
+    }
+}
+
+TEST(Resize, NearestIntegerScaleIsRepeat) {
+  ResizeAttrs a;  // nearest, half_pixel, round_prefer_floor
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 4}, 5);
+  Tensor s = floats({4}, {1, 1, 2, 3});
+  ResizePlan plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &s, nullptr, "t"));
+  Tensor y = Tensor::allocate(DType::kFloat32, plan.geometry.out);
+  resize_run(a, plan, x, y, "t");
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 12; ++j) EXPECT_EQ(y.data_as<float>()[i * 12 + j], x.data_as<float>()[(i / 2) * 4 + j / 3]);
+}
+
+TEST(Resize, BilinearHalfPixelKnownValues) {
+  // 1x1x2x2 -> 4x4 bilinear half_pixel (the ONNX example, test_resize_upsample_scales_linear).
+  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}},
+                {floats({1, 1, 2, 2}, {1, 2, 3, 4}), std::nullopt, floats({4}, {1, 1, 2, 2})});
+  Tensor y = h.run({floats({1, 1, 2, 2}, {1, 2, 3, 4}), std::nullopt, floats({4}, {1, 1, 2, 2})});
+  const float expect[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
+  for (int i = 0; i < 16; ++i) EXPECT_FLOAT_EQ(y.data_as<float>()[i], expect[i]) << i;
+}
+
+TEST(Resize, PreparedPlanAndShapeChange) {
+  // Scales constant and the input shape declared: the plan is built at prepare; a run with a
+  // different shape must still be right (plan rebuilt).
+  Tensor s = floats({4}, {1, 1, 2, 0.5f});
+  Tensor x0 = random_tensor(DType::kFloat32, {1, 2, 4, 6}, 9);
+  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}}, {x0, std::nullopt, s}, {false, false, true},
+                Shape{1, 2, 4, 6});
+  for (const Shape& shape : {Shape{1, 2, 4, 6}, Shape{2, 1, 3, 9}}) {
+    Tensor x = random_tensor(DType::kFloat32, shape, 10);
+    Tensor y = h.run({x, std::nullopt, s});
+    ResizeAttrs a;
+    a.mode = ResizeAttrs::Mode::kLinear;
+    ResizeGeometry g = resolve_resize_geometry(a, shape, nullptr, &s, nullptr, "t");
+    Tensor yr = Tensor::allocate(DType::kFloat32, g.out);
+    resize_reference(a, g, x, yr, "t");
+    expect_close(y, yr, 1e-5, 1e-6, "shape change");
+  }
+}
+
+TEST(Resize, CropOutsideGivesExtrapolationValue) {
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 14);
+  Tensor roi = floats({8}, {0, 0, 1.5f, 0, 1, 1, 2.5f, 1});  // H crop entirely below the input
+  NodeHarness h("Resize", 13,
+                {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")},
+                 {"mode", str_attr("linear")},
+                 {"extrapolation_value", float_attr(-3.25f)}},
+                {x, roi, floats({4}, {1, 1, 2, 1})});
+  Tensor y = h.run({x, roi, floats({4}, {1, 1, 2, 1})});
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 6, 3}));
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_EQ(y.data_as<float>()[i], -3.25f);
+}
+
+TEST(Resize, OptionalInputsEmptyTensors) {
+  // Opset 11 style: roi and scales present but empty, sizes given.
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 12);
+  Tensor empty = Tensor::allocate(DType::kFloat32, {0});
+  NodeHarness h("Resize", 11, {{"mode", str_attr("nearest")}}, {x, empty, empty, int64s({4}, {1, 1, 6, 2})});
+  Tensor y = h.run({x, empty, empty, int64s({4}, {1, 1, 6, 2})});
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 6, 2}));
+}
+
+TEST(Resize, Opset10AndUpsample) {
+  Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
+  NodeHarness r10("Resize", 10, {{"mode", str_attr("nearest")}}, {x, floats({4}, {1, 1, 2, 3})});
+  Tensor y = r10.run({x, floats({4}, {1, 1, 2, 3})});
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 6}));
+  const float e[24] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(y.data_as<float>()[i], e[i]);
+  NodeHarness u7("Upsample", 7, {{"mode", str_attr("nearest")}, {"scales", floats_attr({1, 1, 2, 3})}}, {x});
+  Tensor y7 = u7.run({x});
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(y7.data_as<float>()[i], e[i]);
+  NodeHarness u9("Upsample", 9, {{"mode", str_attr("linear")}}, {x, floats({4}, {1, 1, 2, 2})});
+  Tensor y9 = u9.run({x, floats({4}, {1, 1, 2, 2})});
+  // asymmetric linear: row 0 = 1, 1.5, 2, 2 (edge clamped)
+  EXPECT_FLOAT_EQ(y9.data_as<float>()[1], 1.5f);
+  EXPECT_FLOAT_EQ(y9.data_as<float>()[3], 2.0f);
+  // Upsample only enlarges.
+  EXPECT_THROW(u9.run({x, floats({4}, {1, 1, 0.5f, 2})}), Error);
+}
+
+TEST(Resize, ErrorPaths) {
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 13);
+  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}}, {x, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
+  // both scales and sizes
+  try {
+    h.run({x, std::nullopt, floats({4}, {1, 1, 2, 2}), int64s({4}, {1, 1, 6, 6})});
+    ADD_FAILURE() << "no error for scales + sizes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("both 'scales'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 'n0'"), std::string::npos) << e.what();
+  }
+  // wrong rank of scales
+  try {
+    h.run({x, std::nullopt, floats({2}, {2, 2}), std::nullopt});
+    ADD_FAILURE() << "no error for short scales";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'scales' has shape [2], expected [4]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, std::nullopt}), Error);                       // neither
+  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, 0, 2}), std::nullopt}), Error);           // zero scale
+  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, -2, 2}), std::nullopt}), Error);          // negative
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({4}, {1, 1, -1, 2})}), Error);          // negative size
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({3}, {1, 1, 2})}), Error);              // short sizes
+  // tf_crop_and_resize without roi
+  NodeHarness crop("Resize", 13, {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")}},
+                   {x, std::nullopt, floats({4}, {1, 1, 2, 2})});
+  EXPECT_THROW(crop.run({x, std::nullopt, floats({4}, {1, 1, 2, 2})}), Error);
+  EXPECT_THROW(crop.run({x, floats({4}, {0, 0, 1, 1}), floats({4}, {1, 1, 2, 2})}), Error);  // roi too short
+  // bad attributes are reported at prepare
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"mode", str_attr("bilinearx")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"coordinate_transformation_mode", str_attr("tf")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"nearest_mode", str_attr("round")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 18, {{"antialias", int_attr(1)}}, {x}), Error);  // nearest + antialias
+  EXPECT_THROW(NodeHarness("Resize", 18, {{"keep_aspect_ratio_policy", str_attr("fit")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 10, {{"mode", str_attr("cubic")}}, {x}), Error);  // cubic needs 11
+  // axes out of range / repeated
+  NodeHarness ax("Resize", 18, {{"axes", ints_attr({2, 2})}}, {x});
+  EXPECT_THROW(ax.run({x, std::nullopt, floats({2}, {2, 2})}), Error);
+  NodeHarness ax2("Resize", 18, {{"axes", ints_attr({4})}}, {x});
+  EXPECT_THROW(ax2.run({x, std::nullopt, floats({1}, {2})}), Error);
+  // a constant bad input fails already at prepare
+  EXPECT_THROW(NodeHarness("Resize", 13, {}, {x, std::nullopt, floats({3}, {1, 2, 2})}, {false, false, true},
+                           Shape{1, 1, 3, 3}),
+               Error);
+  // sizes must be int64
+  Tensor sz32 = Tensor::allocate(DType::kInt32, {4});
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, sz32}), Error);
+  // resizing an empty axis to a non-empty one
+  Tensor e = Tensor::allocate(DType::kFloat32, {1, 1, 0, 3});
+  EXPECT_THROW(h.run({e, std::nullopt, std::nullopt, int64s({4}, {1, 1, 2, 3})}), Error);
+  // empty in, empty out is fine
+  Tensor y = h.run({e, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 0, 6}));
+}
+
+TEST(Resize, Bilinear2xSpeedSanity) {
+  // The segmentation-head case; prints the time, asserts only correctness of a corner.
+  ResizeAttrs a;
+  a.mode = ResizeAttrs::Mode::kLinear;
+  Tensor x = random_tensor(DType::kFloat32, {1, 64, 128, 128}, 21);
+  Tensor s = floats({4}, {1, 1, 2, 2});
+  ResizePlan plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &s, nullptr, "t"));
+  Tensor y = Tensor::allocate(DType::kFloat32, plan.geometry.out);
+  resize_run(a, plan, x, y, "t");
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) resize_run(a, plan, x, y, "t");
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 5;
+  std::printf("Resize bilinear 2x [1,64,128,128] -> [1,64,256,256]: %.2f ms\n", ms);
+  a.mode = ResizeAttrs::Mode::kNearest;
+  plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &s, nullptr, "t"));
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) resize_run(a, plan, x, y, "t");
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 5;
+  std::printf("Resize nearest 2x [1,64,128,128] -> [1,64,256,256]: %.2f ms\n", ms);
+  EXPECT_EQ(y.data_as<float>()[0], x.data_as<float>()[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GridSample
+
+Tensor random_grid(const Shape& shape, uint32_t seed) {
+  Tensor g = random_tensor(DType::kFloat32, shape, seed, -1.3, 1.3);
+  // Sprinkle exact borders, centres and half-pixel positions.
+  const float special[] = {-1.f, 1.f, 0.f, -1.25f, 1.25f, 0.5f, -3.7f, 2.9f};
+  for (int64_t i = 0; i < g.numel(); i += 7) g.data_as<float>()[i] = special[(i / 7) % 8];
+  return g;
+}
+
+TEST(GridSample, OptimisedMatchesReference) {
+  using M = GridSampleAttrs::Mode;
+  using P = GridSampleAttrs::Padding;
+  struct Case {
+    Shape x, grid;
+  };
+  const std::vector<Case> cases = {
+      {{1, 1, 1, 1}, {1, 2, 3, 2}},        // 1x1 input
+      {{2, 3, 5, 7}, {2, 4, 9, 2}},        // odd sizes
+      {{1, 2, 4, 4}, {1, 1, 1, 2}},        // one output point
+      {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 3}},  // 3-D (opset 20)
+      {{2, 1, 9}, {2, 5, 1}},              // 1-D (opset 20)
+      {{1, 1, 1, 6}, {1, 3, 3, 2}},        // 1-high, reflection with a single row
+  };
+  uint32_t seed = 100;
+  for (M mode : {M::kNearest, M::kLinear, M::kCubic})
+    for (P pad : {P::kZeros, P::kBorder, P::kReflection})
+      for (int ac = 0; ac < 2; ++ac)
+        for (const Case& c : cases) {
+          GridSampleAttrs a;
+          a.mode = mode;
+          a.padding = pad;
+          a.align_corners = ac;
+          Tensor x = random_tensor(DType::kFloat32, c.x, seed++);
+          Tensor g = random_grid(c.grid, seed++);
+          Shape out = grid_sample_output_shape(c.x, c.grid, 20, "t");
+          Tensor y = Tensor::allocate(DType::kFloat32, out), yr = Tensor::allocate(DType::kFloat32, out);
+          grid_sample_run(a, x, g, y);
+          grid_sample_reference(a, x, g, yr);
+          expect_close(y, yr, 1e-5, 1e-5,
+                       "gridsample mode " + std::to_string(int(mode)) + " pad " + std::to_string(int(pad)) + " ac " +
+                           std::to_string(ac) + " x " + shape_to_string(c.x));
+        }
+}
+
+TEST(GridSample, IdentityGridReproducesInput) {
+  // align_corners=1 with a grid at the pixel centres returns the input exactly (linear).
+  Tensor x = random_tensor(DType::kFloat32, {1, 2, 3, 5}, 7);
+  Tensor g = Tensor::allocate(DType::kFloat32, {1, 3, 5, 2});
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      g.data_as<float>()[(i * 5 + j) * 2 + 0] = -1.f + 2.f * j / 4;
+      g.data_as<float>()[(i * 5 + j) * 2 + 1] = -1.f + 2.f * i / 2;
+    }
+  NodeHarness h("GridSample", 16, {{"align_corners", int_attr(1)}}, {x, g});
+  Tensor y = h.run({x, g});
+  expect_close(y, x, 1e-6, 1e-6, "identity grid");
+}
+
+TEST(GridSample, ErrorPaths) {
+  Tensor x = random_tensor(DType::kFloat32, {1, 1, 2, 3, 4}, 1);
+  Tensor g3 = random_grid({1, 2, 2, 2, 3}, 2);
+  NodeHarness h16("GridSample", 16, {}, {x, g3});
+  EXPECT_THROW(h16.run({x, g3}), Error);  // 5-D needs opset 20
+  NodeHarness h20("GridSample", 20, {}, {x, g3});
+  EXPECT_EQ(h20.run({x, g3}).shape(), (Shape{1, 1, 2, 2, 2}));
+  Tensor bad = random_grid({1, 2, 2, 2, 2}, 3);  // last dim must be 3
+  EXPECT_THROW(h20.run({x, bad}), Error);
+  EXPECT_THROW(NodeHarness("GridSample", 16, {{"mode", str_attr("linear")}}, {x, g3}), Error);  // 20's name
+  EXPECT_THROW(NodeHarness("GridSample", 20, {{"mode", str_attr("bilinear")}}, {x, g3}), Error);  // 16's name
+  EXPECT_THROW(NodeHarness("GridSample", 20, {{"padding_mode", str_attr("wrap")}}, {x, g3}), Error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NonMaxSuppression
+
+TEST(NonMaxSuppression, SpecExampleAndOptions) {
+  // The ONNX example: 6 boxes, one class.
+  Tensor boxes = floats({1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
+                                    0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
+  Tensor scores = floats({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
+  Tensor max_out = int64s({1}, {3});
+  Tensor iou = floats({1}, {0.5f});
+  Tensor score_th = floats({1}, {0.0f});
+  NodeHarness h("NonMaxSuppression", 11, {}, {boxes, scores, max_out, iou, score_th});
+  Tensor y = h.run({boxes, scores, max_out, iou, score_th});
+  ASSERT_EQ(y.shape(), (Shape{3, 3}));
+  const int64_t e[9] = {0, 0, 3, 0, 0, 0, 0, 0, 5};
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(y.data_as<int64_t>()[i], e[i]);
+  // No max_output_boxes_per_class: nothing selected (default 0).
+  EXPECT_EQ(h.run({boxes, scores, std::nullopt, iou, score_th}).shape(), (Shape{0, 3}));
+  // Score threshold 0.55 drops boxes 4 and 5; iou 0 absent -> any overlap suppresses.
+  Tensor y2 = h.run({boxes, scores, int64s({1}, {10}), std::nullopt, floats({1}, {0.55f})});
+  ASSERT_EQ(y2.shape(), (Shape{2, 3}));
+  EXPECT_EQ(y2.data_as<int64_t>()[2], 3);
+  EXPECT_EQ(y2.data_as<int64_t>()[5], 0);
+  // Equal scores: lower index first.
+  Tensor tie = floats({1, 1, 6}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
+  Tensor y3 = h.run({boxes, tie, int64s({1}, {10}), floats({1}, {0.5f}), std::nullopt});
+  ASSERT_EQ(y3.shape(), (Shape{3, 3}));
+  EXPECT_EQ(y3.data_as<int64_t>()[2], 0);
+  EXPECT_EQ(y3.data_as<int64_t>()[5], 3);
+  EXPECT_EQ(y3.data_as<int64_t>()[8], 5);
+}
+
+TEST(NonMaxSuppression, CenterPointBoxMatchesCorners) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0, 10), w(0.5f, 3);
+  const int B = 2, N = 40, C = 3;
+  Tensor corners = Tensor::allocate(DType::kFloat32, {B, N, 4}), centers = Tensor::allocate(DType::kFloat32, {B, N, 4});
+  for (int i = 0; i < B * N; ++i) {
+    // Power-of-two-friendly values so that both encodings give bit-identical corners.
+    float x = std::round(u(rng) * 4) / 4, y = std::round(u(rng) * 4) / 4;
+    float bw = std::round(w(rng) * 4) / 2, bh = std::round(w(rng) * 4) / 2;
+    float* c = corners.data_as<float>() + 4 * i;
+    float* m = centers.data_as<float>() + 4 * i;
+    c[0] = y - bh / 2; c[1] = x - bw / 2; c[2] = y + bh / 2; c[3] = x + bw / 2;
+    m[0] = x; m[1] = y; m[2] = bw; m[3] = bh;
+  }
+  Tensor scores = random_tensor(DType::kFloat32, {B, C, N}, 6, 0, 1);
+  auto a = non_max_suppression(corners.data_as<float>(), scores.data_as<float>(), B, C, N, false, 7, 0.3f, true, 0.2f);
+  auto b = non_max_suppression(centers.data_as<float>(), scores.data_as<float>(), B, C, N, true, 7, 0.3f, true, 0.2f);
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a.empty());
+}
+
+TEST(NonMaxSuppression, ErrorPaths) {
+  Tensor boxes = floats({1, 2, 4}, {0, 0, 1, 1, 0, 0, 2, 2});
+  Tensor scores = floats({1, 1, 2}, {0.5f, 0.6f});
+  NodeHarness h("NonMaxSuppression", 10, {}, {boxes, scores});
+  EXPECT_THROW(h.run({floats({1, 2, 3}, {0, 0, 1, 0, 0, 2}), scores}), Error);        // last dim 3
+  EXPECT_THROW(h.run({boxes, floats({1, 1, 3}, {0.1f, 0.2f, 0.3f})}), Error);        // box count mismatch
+  EXPECT_THROW(h.run({boxes, scores, int64s({1}, {2}), floats({1}, {1.5f})}), Error);  // iou > 1
+  EXPECT_THROW(h.run({boxes, scores, floats({1}, {2})}), Error);                     // max_out not int64
+  EXPECT_THROW(NodeHarness("NonMaxSuppression", 11, {{"center_point_box", int_attr(2)}}, {boxes, scores}), Error);
+  Tensor y = h.run({boxes, scores, int64s({}, {5}), floats({}, {0.1f})});  // scalar inputs
+  EXPECT_EQ(y.shape(), (Shape{1, 3}));  // the two boxes overlap with IoU 0.25 > 0.1
+}
+
+}  // namespace
