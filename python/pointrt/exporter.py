@@ -152,6 +152,7 @@ def _quiet_export():
     import torch
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*pointrt::.*")
+        warnings.filterwarnings("ignore", message=r"The shape inference of prim::Constant")
         warnings.filterwarnings("ignore", message=r".*_graph_op.*deprecated.*")
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         yield

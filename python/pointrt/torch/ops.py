@@ -73,14 +73,20 @@ def _check_index(op: str, name: str, idx: torch.Tensor, bound: int) -> torch.Ten
 def _sqdist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Pairwise squared distances [B, P, Q] between a [B, P, 3] and b [B, Q, 3].
 
-    Computed term by term as OPS.md writes it: ``dx*dx + dy*dy + dz*dz``, ``dx = a.x - b.x``.
+    Computed term by term as OPS.md writes it: ``dx*dx + dy*dy + dz*dz``, ``dx = a.x - b.x``
+    (each step rounded to the tensor dtype; in-place to keep one temporary).
     """
-    dx = a[:, :, None, 0] - b[:, None, :, 0]
-    d = dx * dx
-    dy = a[:, :, None, 1] - b[:, None, :, 1]
-    d = d + dy * dy
-    dz = a[:, :, None, 2] - b[:, None, :, 2]
-    return d + dz * dz
+    at = a.transpose(1, 2).contiguous()
+    bt = b.transpose(1, 2).contiguous()
+    d = at[:, 0, :, None] - bt[:, 0, None, :]
+    d.mul_(d)
+    t = at[:, 1, :, None] - bt[:, 1, None, :]
+    t.mul_(t)
+    d.add_(t)
+    torch.sub(at[:, 2, :, None], bt[:, 2, None, :], out=t)
+    t.mul_(t)
+    d.add_(t)
+    return d
 
 
 def _chunks(total: int, per_row: int):
