@@ -151,3 +151,44 @@ def test_replace_adaptive_pool_modules(tmp_path):
     with patch_adaptive_avg_pool2d():
         torch.onnx.export(PSP().eval(), torch.randn(1, 4, 10, 14), str(tmp_path / "q.onnx"),
                           opset_version=13)
+
+
+# ------------------------------------------------------------------ verification logic
+class _FakeRuntime:
+    """Stands in for pointrt._pointrt: returns PyTorch's outputs plus a chosen error."""
+
+    def __init__(self, model, err):
+        self.model, self.err = model, err
+        outer = self
+
+        class Session:
+            def __init__(self, path):
+                assert os.path.exists(path)
+                self.input_names, self.output_names = ["pc"], ["y"]
+
+            def run(self, feeds):
+                with torch.no_grad():
+                    y = outer.model(torch.from_numpy(feeds["pc"])).numpy()
+                return {"y": y + outer.err}
+
+        self.Session = Session
+
+
+@pytest.mark.parametrize("err,ok", [(0.0, True), (1e-6, True), (0.5, False)])
+def test_verify_reports_max_error(tmp_path, monkeypatch, capsys, err, ok):
+    from pointrt import runtime
+    model = Tiny().eval()
+    monkeypatch.setattr(runtime, "_cache",
+                        runtime.RuntimeStatus(_FakeRuntime(model, err), True, ""))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rep = pointrt.export(model, torch.rand(1, 16, 3), str(tmp_path / "v.onnx"),
+                             input_names=["pc"], output_names=["y"])
+    assert rep.verified is ok
+    assert rep.max_errors["y"] == pytest.approx(err, abs=1e-6)
+    assert "y: max |pointrt - torch|" in capsys.readouterr().out
+    assert any("differ from PyTorch" in str(x.message) for x in w) == (not ok)
+    if not ok:
+        with pytest.raises(pointrt.VerificationError):
+            pointrt.export(model, torch.rand(1, 16, 3), str(tmp_path / "v.onnx"),
+                           input_names=["pc"], output_names=["y"], strict=True, quiet=True)
