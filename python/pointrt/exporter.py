@@ -123,7 +123,8 @@ def _build_dynamic_axes(args, outputs, input_names, output_names, dynamic_points
         for name, a in zip(input_names, args):
             if not isinstance(a, torch.Tensor):
                 continue
-            ax = (point_axes or {}).get(name, 1 if a.dim() >= 2 else None)
+            # default: axis 1 of a [B, N, C] point cloud; other ranks (images) stay static
+            ax = (point_axes or {}).get(name, 1 if a.dim() == 3 else None)
             if ax is None:
                 continue
             axes.setdefault(name, {})[ax] = "num_points"
@@ -185,9 +186,10 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
       input_names, output_names: graph input/output names, in order.
       opset: ONNX opset of the default domain; None picks the highest the installed torch
         writes (17 for torch 1.13).  An unsupported value raises :class:`ExportError`.
-      dynamic_points: mark the point-count axis dynamic (``num_points``): axis 1 of every input
-        (``[B, N, C]``; override per input with ``point_axes={"name": axis or None}``), and every
-        output axis (>= 1) whose traced length equals the first input's point count.
+      dynamic_points: mark the point-count axis dynamic (``num_points``): axis 1 of every
+        rank-3 input (``[B, N, C]``; set others or override with
+        ``point_axes={"name": axis or None}``), and every output axis (>= 1) whose traced length
+        equals the first such input's point count.
       dynamic_batch: also mark axis 0 of inputs and outputs dynamic (``batch``).
       dynamic_axes: extra axes, as for ``torch.onnx.export``; merged last.
       verify: run the file with ``pointrt._pointrt`` and compare with PyTorch; skipped with a

@@ -192,3 +192,19 @@ def test_verify_reports_max_error(tmp_path, monkeypatch, capsys, err, ok):
         with pytest.raises(pointrt.VerificationError):
             pointrt.export(model, torch.rand(1, 16, 3), str(tmp_path / "v.onnx"),
                            input_names=["pc"], output_names=["y"], strict=True, quiet=True)
+
+
+def test_dynamic_points_only_on_point_clouds(tmp_path):
+    class Two(torch.nn.Module):
+        def forward(self, pc, img):
+            return pc * 2, img.mean(dim=1)
+
+    path = str(tmp_path / "two.onnx")
+    rep = pointrt.export(Two(), (torch.rand(1, 20, 3), torch.rand(1, 3, 8, 6)), path,
+                         input_names=["pc", "img"], output_names=["a", "b"], verify=False,
+                         quiet=True)
+    assert rep.dynamic_axes == {"pc": {1: "num_points"}, "a": {1: "num_points"}}
+    rep = pointrt.export(Two(), (torch.rand(1, 20, 3), torch.rand(1, 3, 8, 6)), path,
+                         input_names=["pc", "img"], output_names=["a", "b"], verify=False,
+                         quiet=True, point_axes={"pc": None, "img": 2})
+    assert rep.dynamic_axes == {"img": {2: "num_points"}, "b": {1: "num_points"}}
