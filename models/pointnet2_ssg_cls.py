@@ -49,7 +49,8 @@ class Pointnet2SSGCls(nn.Module):
         xyz, features = break_up_pc(pointcloud)
         for module in self.SA_modules:
             xyz, features = module(xyz, features)
-        return self.fc_layer(features.squeeze(-1))
+        # [..., 0] drops the group-all axis; squeeze(-1) would export as an If on the shape
+        return self.fc_layer(features[..., 0])
 
 
 def main():

@@ -127,9 +127,13 @@ def _build_dynamic_axes(args, outputs, input_names, output_names, dynamic_points
             ax = (point_axes or {}).get(name, 1 if a.dim() == 3 else None)
             if ax is None:
                 continue
-            axes.setdefault(name, {})[ax] = "num_points"
+            # each cloud gets its own symbol: equal names would tell the runtime the sizes
+            # must match (xyz and new_xyz of a BallQuery do not)
             if n_points is None:
                 n_points = int(a.shape[ax])
+                axes.setdefault(name, {})[ax] = "num_points"
+            else:
+                axes.setdefault(name, {})[ax] = f"num_points_{name}"
         if n_points is not None:
             for name, o in zip(output_names, outputs):
                 for ax in range(1, o.dim()):
@@ -189,7 +193,8 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
       dynamic_points: mark the point-count axis dynamic (``num_points``): axis 1 of every
         rank-3 input (``[B, N, C]``; set others or override with
         ``point_axes={"name": axis or None}``), and every output axis (>= 1) whose traced length
-        equals the first such input's point count.
+        equals the first such input's point count.  The first cloud's axis is ``num_points``,
+        later ones ``num_points_<input name>`` (independent sizes).
       dynamic_batch: also mark axis 0 of inputs and outputs dynamic (``batch``).
       dynamic_axes: extra axes, as for ``torch.onnx.export``; merged last.
       verify: run the file with ``pointrt._pointrt`` and compare with PyTorch; skipped with a

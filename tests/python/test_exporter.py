@@ -208,3 +208,20 @@ def test_dynamic_points_only_on_point_clouds(tmp_path):
                          input_names=["pc", "img"], output_names=["a", "b"], verify=False,
                          quiet=True, point_axes={"pc": None, "img": 2})
     assert rep.dynamic_axes == {"img": {2: "num_points"}, "b": {1: "num_points"}}
+
+
+def test_each_cloud_input_has_its_own_point_symbol(tmp_path):
+    from pointrt.torch import ops
+
+    class BQ(torch.nn.Module):
+        def forward(self, xyz, centres):
+            return ops.ball_query(xyz, centres, 0.3, 4)
+
+    path = str(tmp_path / "bq.onnx")
+    rep = pointrt.export(BQ(), (torch.rand(1, 20, 3), torch.rand(1, 7, 3)), path,
+                         input_names=["xyz", "centres"], output_names=["idx"], verify=False,
+                         quiet=True)
+    assert rep.dynamic_axes == {"xyz": {1: "num_points"},
+                                "centres": {1: "num_points_centres"}}
+    dims = [i.type.tensor_type.shape.dim[1].dim_param for i in onnx.load(path).graph.input]
+    assert dims == ["num_points", "num_points_centres"]

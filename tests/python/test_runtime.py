@@ -54,27 +54,48 @@ def grid(seed, B, N):
     return (torch.randint(-4, 5, (B, N, 3), generator=g) * 0.25).float()
 
 
+def feats(seed, B, C, N):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(B, C, N, generator=g)
+
+
+def index(seed, shape, bound, dtype=torch.int32):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, bound, shape, generator=g).to(dtype)
+
+
+def weights(seed, B, n):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.rand(B, n, 3, generator=g)
+    return w / w.sum(-1, keepdim=True)
+
+
+# name: (function, inputs); each file holds the one pointrt node (plus nothing else)
 CASES = {
-    "FurthestPointSample": (lambda x: ops.furthest_point_sample(x, 12), 1, 1),
-    "FurthestPointSample_ignore_origin": (lambda x: ops.furthest_point_sample(x, 12, 1), 1, 1),
-    "BallQuery": (lambda x, c: ops.ball_query(x, c, 0.55, 8), 2, 1),
-    "BallQuery_min_radius": (lambda x, c: ops.ball_query(x, c, 0.8, 8, 0.3), 2, 1),
-    "ThreeNN": (lambda x, c: ops.three_nn(c, x), 2, 2),
-    "KNN": (lambda x, c: ops.knn(x, c, 5), 2, 2),
-    "GatherPoints": (lambda x, c: ops.gather_points(
-        x.transpose(1, 2).contiguous(), ops.furthest_point_sample(x, 6)), 2, 1),
-    "GroupPoints": (lambda x, c: ops.group_points(
-        x.transpose(1, 2).contiguous(), ops.ball_query(x, c, 0.55, 4)), 2, 1),
-    "ThreeInterpolate": (lambda x, c: ops.three_interpolate(
-        x.transpose(1, 2).contiguous(), ops.three_nn(c, x)[1],
-        torch.full((x.shape[0], c.shape[1], 3), 1.0 / 3)), 2, 1),
+    "FurthestPointSample": (lambda x: ops.furthest_point_sample(x, 12), [grid(1, 2, 40)]),
+    "FurthestPointSample_ignore_origin": (lambda x: ops.furthest_point_sample(x, 12, 1),
+                                          [grid(1, 2, 40)]),
+    "FurthestPointSample_npoint_gt_n": (lambda x: ops.furthest_point_sample(x, 50),
+                                        [grid(3, 1, 20)]),
+    "BallQuery": (lambda x, c: ops.ball_query(x, c, 0.55, 8), [grid(1, 2, 40), grid(2, 2, 9)]),
+    "BallQuery_min_radius": (lambda x, c: ops.ball_query(x, c, 0.8, 8, 0.3),
+                             [grid(1, 2, 40), grid(2, 2, 9)]),
+    "ThreeNN": (lambda u, k: ops.three_nn(u, k), [grid(2, 2, 9), grid(1, 2, 40)]),
+    "ThreeNN_m2": (lambda u, k: ops.three_nn(u, k), [grid(2, 2, 9), grid(1, 2, 2)]),
+    "KNN": (lambda x, c: ops.knn(x, c, 5), [grid(1, 2, 40), grid(2, 2, 9)]),
+    "GatherPoints": (ops.gather_points, [feats(4, 2, 5, 40), index(5, (2, 12), 40)]),
+    "GatherPoints_int64": (ops.gather_points,
+                           [feats(4, 2, 5, 40), index(5, (2, 12), 40, torch.int64)]),
+    "GroupPoints": (ops.group_points, [feats(6, 2, 5, 40), index(7, (2, 9, 4), 40)]),
+    "ThreeInterpolate": (ops.three_interpolate,
+                         [feats(8, 2, 5, 40), index(9, (2, 9, 3), 40), weights(10, 2, 9)]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_op_matches_torch(rt, tmp_path, case):
-    fn, n_in, n_out = CASES[case]
-    args = [grid(1, 2, 40), grid(2, 2, 9)][:n_in]
+    fn, args = CASES[case]
+    n_out = 2 if case.startswith(("ThreeNN", "KNN")) else 1
     got, ref = run_both(rt, tmp_path, fn, args, n_out)
     for g, r in zip(got, ref):
         assert g.shape == r.shape
