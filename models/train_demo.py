@@ -1,7 +1,7 @@
 """Train a small PointNet++ SSG classifier on the procedural shape set (models/shapes.py), on the
 CPU in a few minutes, export it with pointrt.export and write sample inputs.
 
-    python models/train_demo.py [--epochs 15] [--minutes 10] [--out models/demo]
+    python models/train_demo.py [--epochs 15] [--minutes 10] [--out models/demo] [--export-only]
 
 Writes:
   <out>/shape_classifier.onnx   the exported model: input "points" [1, num_points, 3] float32
@@ -55,6 +55,48 @@ def evaluate(model, X, y, bs=100):
     return correct / len(X)
 
 
+def write_artifacts(model, Xte, yte, out):
+    """Samples (one test cloud per class), their PyTorch logits, and the exported ONNX file."""
+    model.eval()
+    os.makedirs(os.path.join(out, "samples"), exist_ok=True)
+    samples, names = [], []
+    for label, cname in enumerate(CLASSES):
+        j = int(np.nonzero(yte.numpy() == label)[0][0])
+        x = Xte[j:j + 1].numpy().copy()
+        name = f"{label}_{cname}"
+        np.save(os.path.join(out, "samples", name + ".npy"), x)
+        if label == 0:
+            x[0].astype("<f4").tofile(os.path.join(out, "samples", name + ".bin"))
+        samples.append(x)
+        names.append(name)
+    with torch.no_grad():
+        logits = model(torch.from_numpy(np.concatenate(samples))).numpy()
+    np.save(os.path.join(out, "samples", "expected_logits.npy"), logits.astype(np.float32))
+
+    import pointrt
+    report = pointrt.export(model, (torch.from_numpy(samples[0]),),
+                            os.path.join(out, "shape_classifier.onnx"),
+                            input_names=["points"], output_names=["logits"])
+    return names, logits, report
+
+
+def export_only(out, test_per_class, points):
+    """Re-export <out>/shape_classifier.pt (no training); updates testset.json's file facts."""
+    model = build_model()
+    model.load_state_dict(torch.load(os.path.join(out, "shape_classifier.pt")))
+    Xte, yte = map(torch.from_numpy, make_dataset(test_per_class, points, seed=TEST_SEED))
+    acc = evaluate(model, Xte, yte)
+    names, logits, report = write_artifacts(model, Xte, yte, out)
+    path = os.path.join(out, "testset.json")
+    info = json.load(open(path)) if os.path.exists(path) else {}
+    info.update({"test_accuracy": round(acc, 4), "samples": names,
+                 "sample_predictions": [CLASSES[k] for k in logits.argmax(1)],
+                 "onnx_bytes": report.size_bytes})
+    with open(path, "w") as f:
+        json.dump(info, f, indent=1)
+    print(f"re-exported; test accuracy {acc:.4f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description="train and export the demo shape classifier")
     ap.add_argument("--epochs", type=int, default=15)
@@ -65,9 +107,14 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(HERE, "demo"))
+    ap.add_argument("--export-only", action="store_true",
+                    help="re-export <out>/shape_classifier.pt and rewrite the samples")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
+    if a.export_only:
+        export_only(a.out, a.test_per_class, a.points)
+        return
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(0)
     t0 = time.time()
@@ -124,26 +171,7 @@ def main():
 
     os.makedirs(os.path.join(a.out, "samples"), exist_ok=True)
     torch.save(model.state_dict(), os.path.join(a.out, "shape_classifier.pt"))
-
-    # one test cloud per class
-    samples, names = [], []
-    for label, cname in enumerate(CLASSES):
-        j = int(np.nonzero(yte.numpy() == label)[0][0])
-        x = Xte[j:j + 1].numpy().copy()
-        name = f"{label}_{cname}"
-        np.save(os.path.join(a.out, "samples", name + ".npy"), x)
-        if label == 0:
-            x[0].astype("<f4").tofile(os.path.join(a.out, "samples", name + ".bin"))
-        samples.append(x)
-        names.append(name)
-    with torch.no_grad():
-        logits = model(torch.from_numpy(np.concatenate(samples))).numpy()
-    np.save(os.path.join(a.out, "samples", "expected_logits.npy"), logits.astype(np.float32))
-
-    import pointrt
-    report = pointrt.export(model, (torch.from_numpy(samples[0]),),
-                            os.path.join(a.out, "shape_classifier.onnx"),
-                            input_names=["points"], output_names=["logits"])
+    names, logits, report = write_artifacts(model, Xte, yte, a.out)
     info = {
         "classes": CLASSES,
         "num_points": a.points,
