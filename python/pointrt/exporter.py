@@ -268,6 +268,9 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
             raise ExportError(f"torch.onnx.export failed: {type(e).__name__}: "
                               f"{str(e).strip()[:2000]}") from e
 
+    if ref is not None:
+        _fix_output_shapes(path, output_names, ref, axes)
+
     try:
         onnx.checker.check_model(path)
     except Exception as e:
@@ -284,6 +287,37 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     if not quiet:
         print(report)
     return report
+
+
+def _fix_output_shapes(path, output_names, ref, axes):
+    """Write the traced length of every output axis that is not dynamic.
+
+    The exporter cannot infer shapes through ``pointrt`` nodes and names such axes with fresh
+    symbols (``Gatherfeatures_dim_1``); the traced sizes are the true ones for every axis that
+    does not depend on the dynamic ones, which are exactly the axes left out of ``axes``.
+    """
+    import onnx
+    if os.path.getsize(path) > (1 << 30):   # leave very large files (external data) alone
+        return
+    model = onnx.load(path)
+    changed = False
+    for out in model.graph.output:
+        if out.name not in output_names:
+            continue
+        t = ref[output_names.index(out.name)]
+        dyn = axes.get(out.name, {})
+        dims = out.type.tensor_type.shape.dim
+        if len(dims) != t.dim():
+            continue
+        for i, d in enumerate(dims):
+            if i not in dyn and not d.HasField("dim_value"):
+                d.dim_value = int(t.shape[i])
+                changed = True
+            elif i in dyn and d.dim_param != dyn[i]:
+                d.dim_param = dyn[i]
+                changed = True
+    if changed:
+        onnx.save(model, path)
 
 
 def _verify(report, args, ref, input_names, output_names, atol, rtol, strict):

@@ -56,7 +56,7 @@ def test_export_marks_point_axis_dynamic(tmp_path):
     dims = m.graph.input[0].type.tensor_type.shape.dim
     assert dims[0].dim_value == 1 and dims[1].dim_param == "num_points" and dims[2].dim_value == 3
     out = m.graph.output[0].type.tensor_type.shape.dim
-    assert out[1].dim_param == "num_points"
+    assert out[0].dim_value == 1 and out[1].dim_param == "num_points" and out[2].dim_value == 4
     assert rep.dynamic_axes == {"pc": {1: "num_points"}, "y": {1: "num_points"}}
 
 
