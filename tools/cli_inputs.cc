@@ -17,7 +17,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 Tensor load_input_file(const std::string& file, const ValueInfo* declared) {
   if (ends_with(file, ".npy")) return read_npy(file);
   if (is_point_cloud_file(file)) {
-    Tensor cloud = read_point_cloud(file);  // [N, F]
+    // A .bin cloud has as many floats per point as the model's last input dimension
+    // (4 for KITTI, 5 for nuScenes); 4 when the model does not say.
+    int bin_fields = 4;
+    if (declared && declared->has_shape && !declared->shape.empty() && declared->shape.back().is_fixed())
+      bin_fields = static_cast<int>(declared->shape.back().value);
+    Tensor cloud = read_point_cloud(file, bin_fields);  // [N, F]
     // A model declaring [1, N, F] (batched) gets a batch axis.
     if (declared && declared->has_shape && declared->shape.size() == 3) {
       Shape s = cloud.shape();

@@ -51,6 +51,26 @@ void copy_typed(const google::protobuf::RepeatedField<Src>& src, Dst* dst, int64
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[static_cast<int>(i)]);
 }
 
+// ONNX 1.12's shape-inference functions trust some attribute values (a zero stride divides
+// by zero inside convPoolShapeInference). Inference runs on untrusted files, so skip it when a
+// node carries a value those functions cannot take; our kernels report such nodes properly.
+std::string unsafe_for_onnx_inference(const onnx::GraphProto& g) {
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      const std::string& k = a.name();
+      bool must_be_positive = k == "strides" || k == "dilations" || k == "kernel_shape" || k == "blocksize";
+      if (must_be_positive) {
+        for (auto v : a.ints())
+          if (v <= 0) return "node '" + n.name() + "' has " + k + " value " + std::to_string(v);
+        if (a.has_i() && a.i() <= 0) return "node '" + n.name() + "' has " + k + " value " + std::to_string(a.i());
+      }
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
+        return "node '" + n.name() + "' has a subgraph";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
@@ -240,10 +260,15 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
 
   // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not
   // fatal (our own kernels check shapes at run time), but a message is kept for `inspect`.
-  try {
-    onnx::shape_inference::InferShapes(proto);
-  } catch (const std::exception& e) {
-    impl->import_notes.push_back(std::string("ONNX shape inference stopped: ") + e.what());
+  std::string unsafe = unsafe_for_onnx_inference(proto.graph());
+  if (!unsafe.empty()) {
+    impl->import_notes.push_back("ONNX shape inference skipped: " + unsafe);
+  } else {
+    try {
+      onnx::shape_inference::InferShapes(proto);
+    } catch (const std::exception& e) {
+      impl->import_notes.push_back(std::string("ONNX shape inference stopped: ") + e.what());
+    }
   }
 
   Graph& g = impl->graph;

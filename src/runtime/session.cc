@@ -331,8 +331,10 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
   std::vector<Tensor> result;
   for (int id : g.outputs) {
     if (!slots[id].defined()) fail(file, ": output '", g.values[id].name, "' was not computed");
-    // An output that is a fed input or a constant is returned as a copy, so callers may modify it.
-    bool borrowed = g.values[id].constant || std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end();
+    // An output that is a constant, or that views storage the session does not own (a fed
+    // caller buffer, possibly through Reshape/Squeeze views), is returned as a copy: the caller
+    // may modify it, and it must outlive the caller's buffer.
+    bool borrowed = g.values[id].constant || !slots[id].owns_storage();
     result.push_back(borrowed ? slots[id].clone() : slots[id]);
   }
   if (s.options.profile) {

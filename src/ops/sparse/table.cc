@@ -1,6 +1,20 @@
-// Operator table rows of the pointrt sparse family.
+// Operator table rows of the pointrt sparse family (OPS.md "Sparse-convolution family").
+#include "graph/scn_import.h"
 #include "ops/families.h"
+#include "ops/sparse/scatter_dense.h"
+#include "ops/sparse/sparse_conv.h"
+#include "ops/sparse/voxelize.h"
 
 namespace pointrt {
-void register_sparse(OpTable& t) {}
+
+void register_sparse(OpTable& t) {
+  t.add({"pointrt", "Voxelize", 1, 1, kFloat32Only, sparse::make_voxelize_kernel,
+         "points [P, F] -> voxel_features (mean), coords (0, z, y, x), num_points"});
+  t.add({"pointrt", "SparseConv", 1, 1, kFloat32Only, sparse::make_sparse_conv_kernel,
+         "submanifold / regular / transposed / inverse; indices int32 or int64; rulebook sharing"});
+  t.add({"pointrt", "ScatterDense", 1, 1, kFloat32Only, sparse::make_scatter_dense_kernel,
+         "[N, C] + indices -> [B, C, S0, S1, S2]; diagnoses out-of-range indices"});
+  register_scn_importer();
+}
+
 }  // namespace pointrt

@@ -1,19 +1,104 @@
-// Operator table rows of the ONNX elementwise family.
+// Operator table rows of the ONNX elementwise family (opsets 7-21; a row reaches below 7 when
+// the schema version in force at opset 7 already applied there, e.g. Elu-6, Not-1). Rows are split where an
+// operator's semantics or its type list changed; each row declares exactly the element types
+// of its typed input that the kernel supports (float16 is computed in float32).
 #include "ops/families.h"
+#include "ops/onnx/elementwise/elementwise.h"
 
 namespace pointrt {
-void register_onnx_elementwise(OpTable& t) {
-  t.add({"", "Relu", 6, 17, kFloatTypes, [](const KernelInit&) {
-           return make_function_kernel([](KernelContext& ctx) {
-             const Tensor& x = ctx.input(0);
-             Tensor& y = ctx.output(0, x.dtype(), x.shape());
-             dispatch_float(x.dtype(), "Relu", [&](auto tag) {
-               using T = decltype(tag);
-               const T* a = x.data_as<T>();
-               T* b = y.data_as<T>();
-               for (int64_t i = 0; i < x.numel(); ++i) b[i] = a[i] > T(0) ? a[i] : T(0);
-             });
-           });
-         }});
+namespace {
+
+std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
+
+}  // namespace
+
+void register_onnx_elementwise(OpTable& t) {
+  using namespace ew;
+  const std::vector<DType> kHalf = {DType::kFloat16};
+  const std::vector<DType> F = plus(kHalf, kFloatTypes);           // float16, float, double
+  const std::vector<DType> N = plus(kHalf, kNumericTypes);         // every number
+  const std::vector<DType> A = plus(kHalf, kAllTypes);             // every number and bool
+  const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);   // signed numbers
+  const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
+  const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
+
+  auto unary = [&](const char* op, int since, int until, const std::vector<DType>& types, UnaryOp u) {
+    t.add({"", op, since, until, types, unary_factory(u)});
+  };
+  // Unary maths.
+  unary("Abs", 6, 21, N, UnaryOp::kAbs);
+  unary("Neg", 6, 21, S, UnaryOp::kNeg);
+  unary("Sign", 9, 21, N, UnaryOp::kSign);
+  unary("Ceil", 6, 21, F, UnaryOp::kCeil);
+  unary("Floor", 6, 21, F, UnaryOp::kFloor);
+  unary("Round", 11, 21, F, UnaryOp::kRound);
+  unary("Exp", 6, 21, F, UnaryOp::kExp);
+  unary("Log", 6, 21, F, UnaryOp::kLog);
+  unary("Sqrt", 6, 21, F, UnaryOp::kSqrt);
+  unary("Reciprocal", 6, 21, F, UnaryOp::kReciprocal);
+  unary("Sigmoid", 6, 21, F, UnaryOp::kSigmoid);
+  unary("Tanh", 6, 21, F, UnaryOp::kTanh);
+  unary("Sin", 7, 21, F, UnaryOp::kSin);
+  unary("Cos", 7, 21, F, UnaryOp::kCos);
+  unary("Erf", 9, 21, F, UnaryOp::kErf);
+  // Activations.
+  unary("Softplus", 1, 21, F, UnaryOp::kSoftplus);
+  unary("Relu", 6, 13, F, UnaryOp::kRelu);
+  unary("Relu", 14, 21, plus(F, kSignedInts), UnaryOp::kRelu);  // opset 14 added signed integers
+  unary("LeakyRelu", 6, 21, F, UnaryOp::kLeakyRelu);
+  unary("Elu", 6, 21, F, UnaryOp::kElu);
+  unary("HardSigmoid", 6, 21, F, UnaryOp::kHardSigmoid);
+  unary("HardSwish", 14, 21, F, UnaryOp::kHardSwish);
+  t.add({"", "Clip", 6, 10, F, clip_factory(false), "min/max attributes"});
+  t.add({"", "Clip", 11, 11, F, clip_factory(true), "min/max optional inputs"});
+  t.add({"", "Clip", 12, 21, N, clip_factory(true), "min/max optional inputs; integer types"});
+  t.add({"", "PRelu", 7, 8, F, prelu_factory()});
+  t.add({"", "PRelu", 9, 21, plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}), prelu_factory()});
+  // Predicates and logic.
+  t.add({"", "Not", 1, 21, kBoolOnly, not_factory()});
+  t.add({"", "IsNaN", 9, 21, F, isnan_factory()});
+  t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
+  t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
+  // Pass-through.
+  t.add({"", "Identity", 7, 21, A, identity_factory(), "aliases its input (no copy)"});
+  t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
+  t.add({"", "Dropout", 10, 11, F, dropout_factory(true, false), "inference: identity; bool mask"});
+  t.add({"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
+  t.add({"", "Cast", 7, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
+
+  // Binary arithmetic (numpy broadcasting).
+  for (auto [op, b] : {std::pair{"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}}) {
+    t.add({"", op, 7, 13, kArith7, binary_factory(b)});
+    t.add({"", op, 14, 21, N, binary_factory(b), "opset 14 added 8/16-bit integers"});
+  }
+  t.add({"", "Pow", 7, 11, F, pow_factory(false), "exponent of the base's type"});
+  t.add({"", "Pow", 12, 21, {DType::kFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
+         pow_factory(true), "any numeric exponent type"});
+  t.add({"", "Mod", 10, 21, N, binary_factory(BinaryOp::kMod)});
+  // Comparisons (bool output).
+  t.add({"", "Equal", 7, 10, {DType::kBool, DType::kInt32, DType::kInt64}, binary_factory(BinaryOp::kEqual)});
+  t.add({"", "Equal", 11, 21, A, binary_factory(BinaryOp::kEqual), "no string"});
+  t.add({"", "Greater", 7, 8, F, binary_factory(BinaryOp::kGreater)});
+  t.add({"", "Greater", 9, 21, N, binary_factory(BinaryOp::kGreater)});
+  t.add({"", "Less", 7, 8, F, binary_factory(BinaryOp::kLess)});
+  t.add({"", "Less", 9, 21, N, binary_factory(BinaryOp::kLess)});
+  t.add({"", "GreaterOrEqual", 12, 21, N, binary_factory(BinaryOp::kGreaterOrEqual)});
+  t.add({"", "LessOrEqual", 12, 21, N, binary_factory(BinaryOp::kLessOrEqual)});
+  t.add({"", "And", 7, 21, kBoolOnly, binary_factory(BinaryOp::kAnd)});
+  t.add({"", "Or", 7, 21, kBoolOnly, binary_factory(BinaryOp::kOr)});
+  t.add({"", "Xor", 7, 21, kBoolOnly, binary_factory(BinaryOp::kXor)});
+  // Variadic.
+  t.add({"", "Max", 6, 11, F, variadic_factory(VariadicOp::kMax)});
+  t.add({"", "Max", 12, 21, N, variadic_factory(VariadicOp::kMax), "opset 12 added integers"});
+  t.add({"", "Min", 6, 11, F, variadic_factory(VariadicOp::kMin)});
+  t.add({"", "Min", 12, 21, N, variadic_factory(VariadicOp::kMin), "opset 12 added integers"});
+  t.add({"", "Sum", 6, 21, F, variadic_factory(VariadicOp::kSum)});
+  t.add({"", "Mean", 6, 21, F, variadic_factory(VariadicOp::kMean)});
+  // Ternary.
+  t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
+}
+
 }  // namespace pointrt

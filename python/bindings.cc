@@ -1,0 +1,127 @@
+// pybind11 bindings: pointrt._pointrt.Session(path).run({name: ndarray}) -> {name: ndarray}.
+// Inputs are passed to the runtime without copies when they are C-contiguous arrays of the
+// right dtype; outputs are returned as new numpy arrays that own a reference to the result.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "pointrt/pointrt.h"
+
+namespace py = pybind11;
+using namespace pointrt;
+
+namespace {
+
+DType dtype_from_numpy(const py::dtype& d) {
+  switch (d.kind()) {
+    case 'f':
+      if (d.itemsize() == 4) return DType::kFloat32;
+      if (d.itemsize() == 8) return DType::kFloat64;
+      if (d.itemsize() == 2) return DType::kFloat16;
+      break;
+    case 'i':
+      if (d.itemsize() == 1) return DType::kInt8;
+      if (d.itemsize() == 2) return DType::kInt16;
+      if (d.itemsize() == 4) return DType::kInt32;
+      if (d.itemsize() == 8) return DType::kInt64;
+      break;
+    case 'u':
+      if (d.itemsize() == 1) return DType::kUInt8;
+      if (d.itemsize() == 2) return DType::kUInt16;
+      if (d.itemsize() == 4) return DType::kUInt32;
+      if (d.itemsize() == 8) return DType::kUInt64;
+      break;
+    case 'b': return DType::kBool;
+  }
+  throw Error("numpy dtype " + py::cast<std::string>(py::str(static_cast<const py::handle&>(d))) + " is not supported");
+}
+
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat32: return py::dtype("float32");
+    case DType::kFloat64: return py::dtype("float64");
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kInt8: return py::dtype("int8");
+    case DType::kInt16: return py::dtype("int16");
+    case DType::kInt32: return py::dtype("int32");
+    case DType::kInt64: return py::dtype("int64");
+    case DType::kUInt8: return py::dtype("uint8");
+    case DType::kUInt16: return py::dtype("uint16");
+    case DType::kUInt32: return py::dtype("uint32");
+    case DType::kUInt64: return py::dtype("uint64");
+    case DType::kBool: return py::dtype("bool");
+    default: throw Error(std::string("cannot return element type ") + dtype_name(t) + " to numpy");
+  }
+}
+
+py::array to_numpy(const Tensor& t) {
+  // The capsule keeps the tensor's storage alive for as long as the array lives.
+  auto* holder = new Tensor(t);
+  py::capsule owner(holder, [](void* p) { delete static_cast<Tensor*>(p); });
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  return py::array(numpy_dtype(t.dtype()), shape, {}, holder->data(), owner);
+}
+
+class PySession {
+ public:
+  PySession(const std::string& path, int threads, bool optimize) {
+    SessionOptions o;
+    o.intra_op_threads = threads;
+    o.optimize = optimize;
+    model_ = Model::load(path);
+    session_ = std::make_unique<Session>(model_, o);
+  }
+  std::vector<std::string> input_names() const {
+    std::vector<std::string> r;
+    for (const auto& v : session_->inputs()) r.push_back(v.name);
+    return r;
+  }
+  std::vector<std::string> output_names() const {
+    std::vector<std::string> r;
+    for (const auto& v : session_->outputs()) r.push_back(v.name);
+    return r;
+  }
+  py::dict run(const py::dict& feeds) const {
+    std::map<std::string, Tensor> inputs;
+    std::vector<py::array> keep_alive;
+    for (auto item : feeds) {
+      std::string name = py::str(item.first);
+      py::array a = py::array::ensure(item.second, py::array::c_style);
+      if (!a) throw Error("input '" + name + "' is not convertible to a numpy array");
+      keep_alive.push_back(a);
+      Shape s(a.shape(), a.shape() + a.ndim());
+      inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype()), s, const_cast<void*>(a.data()));
+    }
+    std::vector<Tensor> outs;
+    {
+      py::gil_scoped_release release;
+      outs = session_->run(inputs);
+    }
+    py::dict result;
+    for (size_t i = 0; i < outs.size(); ++i) result[py::str(session_->outputs()[i].name)] = to_numpy(outs[i]);
+    return result;
+  }
+  std::vector<std::string> plan() const { return session_->execution_plan(); }
+
+ private:
+  Model model_;
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_pointrt, m) {
+  m.doc() = "pointrt runtime bindings";
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::string&, int, bool>(), py::arg("path"), py::arg("threads") = 0, py::arg("optimize") = true)
+      .def_property_readonly("input_names", &PySession::input_names)
+      .def_property_readonly("output_names", &PySession::output_names)
+      .def("run", &PySession::run, py::arg("feeds"), "Run with {name: ndarray}; returns {name: ndarray}.")
+      .def("execution_plan", &PySession::plan);
+  m.def("supported_ops", [] {
+    std::vector<std::tuple<std::string, std::string, int, int>> r;
+    for (const auto& o : supported_ops()) r.emplace_back(o.domain, o.op_type, o.since_version, o.until_version);
+    return r;
+  });
+}

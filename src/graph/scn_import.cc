@@ -1,0 +1,303 @@
+// Import of NVIDIA CUDA-CenterPoint / 3DSparseConvolution `scn.onnx` files (OPS.md "Files written
+// by other exporters"): their default-domain SparseConvolution / ScatterDense nodes are rewritten
+// in place into the pointrt domain so that the ordinary importer can read the model.
+//
+// Rewrite:
+//  - the features graph input (float16 [N, C]) becomes float32 [N, C] with N symbolic, and the
+//    graph gains an int32 input `indices` [N, 4] (columns in the order of input_spatial_shape:
+//    (batch, z, y, x) for format "zyx");
+//  - every float16 initializer becomes float32;
+//  - SparseConvolution(x, W, b) -> pointrt::SparseConv(x, idx(x), W, b) -> (y, idx(y));
+//  - Relu / Add on sparse tensors stay standard nodes on the features; the result keeps the
+//    sites of the (first) input;
+//  - ScatterDense(x) -> pointrt::ScatterDense(x, idx(x)) with spatial_shape = input_spatial_shape,
+//    batch_size = output_shape[0];
+//  - Reshape / Transpose with a `dims` attribute -> standard Reshape (shape as an int64
+//    initializer) / Transpose (perm);
+//  - float16 graph outputs become float32; stale value_info is dropped.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "graph/onnx_import.h"
+#include "graph/scn_import.h"
+#include "onnx/onnx_pb.h"
+
+namespace pointrt {
+
+namespace {
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::string node_text(const onnx::NodeProto& n) { return str_cat("scn.onnx node '", n.name(), "' (", n.op_type(), ")"); }
+
+std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, bool required) {
+  const auto* a = find_attr(n, name);
+  if (!a) {
+    if (required) fail(node_text(n), ": attribute '", name, "' is missing");
+    return {};
+  }
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+void convert_half_initializer(onnx::TensorProto& t) {
+  int64_t count = 1;
+  for (auto d : t.dims()) count *= d;
+  std::vector<uint16_t> bits(static_cast<size_t>(count));
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    fail("scn.onnx initializer '", t.name(), "': float16 weights in external data are not supported by the rewrite");
+  if (!t.raw_data().empty()) {
+    if (t.raw_data().size() != bits.size() * 2)
+      fail("scn.onnx initializer '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, expected ", bits.size() * 2);
+    std::memcpy(bits.data(), t.raw_data().data(), bits.size() * 2);
+  } else {
+    if (t.int32_data_size() != count)
+      fail("scn.onnx initializer '", t.name(), "': has ", t.int32_data_size(), " float16 values, expected ", count);
+    for (int64_t i = 0; i < count; ++i) bits[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+  }
+  std::string raw(static_cast<size_t>(count) * 4, '\0');
+  for (int64_t i = 0; i < count; ++i) {
+    float f = half_to_float(bits[i]);
+    std::memcpy(&raw[static_cast<size_t>(i) * 4], &f, 4);
+  }
+  t.clear_int32_data();
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.set_raw_data(raw);
+}
+
+std::string canonical_activation(std::string s) {
+  std::string l = s;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (l.empty() || l == "none") return "None";
+  if (l == "relu") return "ReLU";
+  if (l == "leakyrelu") return "LeakyReLU";
+  if (l == "sigmoid") return "Sigmoid";
+  return s;  // left for the kernel to reject with its message
+}
+
+void set_float_type(onnx::ValueInfoProto& vi) {
+  auto* tt = vi.mutable_type()->mutable_tensor_type();
+  if (tt->elem_type() == onnx::TensorProto::FLOAT16) tt->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+}  // namespace
+
+bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes) {
+  auto* g = model.mutable_graph();
+  bool found = false;
+  for (const auto& n : g->node())
+    if (is_default_domain(n.domain()) && (n.op_type() == "SparseConvolution" || n.op_type() == "ScatterDense")) found = true;
+  if (!found) return false;
+
+  std::set<std::string> names;
+  for (const auto& i : g->input()) names.insert(i.name());
+  for (const auto& i : g->initializer()) names.insert(i.name());
+  for (const auto& n : g->node())
+    for (const auto& o : n.output()) names.insert(o);
+  auto unique_name = [&](const std::string& base) {
+    std::string s = base;
+    for (int i = 1; names.count(s); ++i) s = str_cat(base, "_", i);
+    names.insert(s);
+    return s;
+  };
+  std::set<std::string> initializer_names;
+  for (const auto& i : g->initializer()) initializer_names.insert(i.name());
+
+  // The sparse features input: the first graph input a SparseConvolution reads.
+  std::map<std::string, std::string> indices_of;  // sparse features value -> its indices value
+  std::string features_input;
+  for (const auto& n : g->node()) {
+    if (n.op_type() != "SparseConvolution" || n.input_size() < 1) continue;
+    for (const auto& in : g->input())
+      if (in.name() == n.input(0) && !initializer_names.count(in.name())) { features_input = in.name(); break; }
+    if (!features_input.empty()) break;
+  }
+  if (features_input.empty())
+    fail("scn.onnx: no graph input feeds a SparseConvolution node; cannot locate the voxel features input");
+  const std::string indices_input = unique_name("indices");
+  indices_of[features_input] = indices_input;
+
+  int64_t channels = -1;
+  for (auto& in : *g->mutable_input()) {
+    if (in.name() != features_input) continue;
+    set_float_type(in);
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != 2)
+      fail("scn.onnx: the features input '", features_input, "' must be [N, C], it has rank ", shape->dim_size());
+    shape->mutable_dim(0)->clear_dim_value();
+    shape->mutable_dim(0)->set_dim_param("N");
+    if (shape->dim(1).has_dim_value()) channels = shape->dim(1).dim_value();
+  }
+  {
+    auto* idx = g->add_input();
+    idx->set_name(indices_input);
+    auto* tt = idx->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::INT32);
+    tt->mutable_shape()->add_dim()->set_dim_param("N");
+    tt->mutable_shape()->add_dim()->set_dim_value(4);
+  }
+
+  int halves = 0;
+  for (auto& t : *g->mutable_initializer())
+    if (t.data_type() == onnx::TensorProto::FLOAT16) { convert_half_initializer(t); ++halves; }
+
+  static const std::set<std::string> kept_conv_attrs = {"kernel_size", "stride", "padding", "dilation", "subm",
+                                                        "inverse", "rulebook", "activation", "input_spatial_shape",
+                                                        "output_spatial_shape", "alpha"};
+  int convs = 0, scatters = 0, dims_nodes = 0, feature_ops = 0;
+  std::string format, first_shape;
+  auto sparse_indices = [&](const onnx::NodeProto& n, const std::string& v) {
+    auto it = indices_of.find(v);
+    if (it == indices_of.end())
+      fail(node_text(n), ": input '", v, "' is not a sparse tensor (no SparseConvolution or the features input produces it)");
+    return it->second;
+  };
+
+  for (auto& n : *g->mutable_node()) {
+    if (!is_default_domain(n.domain())) continue;
+    const std::string op = n.op_type();
+    if (op == "SparseConvolution") {
+      if (n.input_size() < 2 || n.output_size() < 1) fail(node_text(n), ": needs inputs (x, weight[, bias]) and one output");
+      onnx::NodeProto r;
+      r.set_name(n.name());
+      r.set_op_type("SparseConv");
+      r.set_domain("pointrt");
+      r.add_input(n.input(0));
+      r.add_input(sparse_indices(n, n.input(0)));
+      for (int i = 1; i < n.input_size(); ++i) r.add_input(n.input(i));
+      const std::string y = n.output(0);
+      const std::string y_idx = unique_name(y + "_indices");
+      r.add_output(y);
+      r.add_output(y_idx);
+      indices_of[y] = y_idx;
+      if (first_shape.empty()) {
+        auto s = attr_ints(n, "input_spatial_shape", true);
+        first_shape = "[";
+        for (size_t i = 0; i < s.size(); ++i) first_shape += str_cat(i ? ", " : "", s[i]);
+        first_shape += "]";
+      }
+      const auto* inverse = find_attr(n, "inverse");
+      const auto* transposed = find_attr(n, "transposed");
+      bool is_inverse = inverse && inverse->i() != 0;
+      for (const auto& a : n.attribute()) {
+        if (kept_conv_attrs.count(a.name())) {
+          auto* na = r.add_attribute();
+          *na = a;
+          if (a.name() == "activation") na->set_s(canonical_activation(a.s()));
+        }
+      }
+      // A real transposed convolution (not spconv's inverse, which also sets `transposed`) keeps it.
+      if (transposed && transposed->i() != 0 && !is_inverse) {
+        *r.add_attribute() = *transposed;
+        if (const auto* op_attr = find_attr(n, "output_padding")) *r.add_attribute() = *op_attr;
+      }
+      n = r;
+      ++convs;
+    } else if (op == "ScatterDense") {
+      if (n.input_size() < 1 || n.output_size() < 1) fail(node_text(n), ": needs one input and one output");
+      onnx::NodeProto r;
+      r.set_name(n.name());
+      r.set_op_type("ScatterDense");
+      r.set_domain("pointrt");
+      r.add_input(n.input(0));
+      r.add_input(sparse_indices(n, n.input(0)));
+      r.add_output(n.output(0));
+      auto shape = attr_ints(n, "input_spatial_shape", true);
+      if (shape.size() != 3) fail(node_text(n), ": input_spatial_shape must have 3 values, got ", shape.size());
+      auto out_shape = attr_ints(n, "output_shape", false);
+      if (!out_shape.empty() && (out_shape.size() != 5 || !std::equal(shape.begin(), shape.end(), out_shape.begin() + 2)))
+        fail(node_text(n), ": output_shape must be [B, C, S0, S1, S2] with S = input_spatial_shape [", shape[0], ", ",
+             shape[1], ", ", shape[2], "]");
+      auto* a = r.add_attribute();
+      a->set_name("spatial_shape");
+      a->set_type(onnx::AttributeProto::INTS);
+      for (auto v : shape) a->add_ints(v);
+      a = r.add_attribute();
+      a->set_name("batch_size");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(out_shape.empty() ? 1 : out_shape[0]);
+      if (const auto* f = find_attr(n, "format")) format = f->s();
+      n = r;
+      ++scatters;
+    } else if ((op == "Reshape" || op == "Transpose") && find_attr(n, "dims")) {
+      auto dims = attr_ints(n, "dims", true);
+      onnx::NodeProto r;
+      r.set_name(n.name());
+      r.set_op_type(op);
+      r.add_input(n.input(0));
+      r.add_output(n.output(0));
+      if (op == "Reshape") {
+        const std::string shape_name = unique_name(n.name().empty() ? n.output(0) + "_shape" : n.name() + "_shape");
+        auto* t = g->add_initializer();
+        t->set_name(shape_name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(static_cast<int64_t>(dims.size()));
+        for (auto d : dims) t->add_int64_data(d);
+        r.add_input(shape_name);
+      } else {
+        auto* a = r.add_attribute();
+        a->set_name("perm");
+        a->set_type(onnx::AttributeProto::INTS);
+        for (auto d : dims) a->add_ints(d);
+      }
+      n = r;
+      ++dims_nodes;
+    } else if ((op == "Relu" || op == "Add") && n.input_size() >= 1 && indices_of.count(n.input(0))) {
+      // Features-only op on a sparse tensor: the sites pass through from the first input.
+      if (op == "Add" && (n.input_size() != 2 || !indices_of.count(n.input(1))))
+        fail(node_text(n), ": Add between a sparse and a non-sparse tensor is not supported");
+      indices_of[n.output(0)] = indices_of[n.input(0)];
+      ++feature_ops;
+    }
+  }
+
+  for (auto& out : *g->mutable_output()) set_float_type(out);
+  g->clear_value_info();
+  bool has_pointrt = false;
+  for (const auto& o : model.opset_import()) has_pointrt |= o.domain() == "pointrt";
+  if (!has_pointrt) {
+    auto* o = model.add_opset_import();
+    o->set_domain("pointrt");
+    o->set_version(1);
+  }
+  bool has_default = false;
+  for (const auto& o : model.opset_import()) has_default |= is_default_domain(o.domain());
+  if (!has_default) {
+    auto* o = model.add_opset_import();
+    o->set_domain("");
+    o->set_version(11);
+  }
+
+  notes.push_back(str_cat(
+      "rewritten from NVIDIA scn.onnx: ", convs, " SparseConvolution -> pointrt::SparseConv, ", scatters,
+      " ScatterDense -> pointrt::ScatterDense, ", feature_ops, " Add/Relu on sparse features, ", dims_nodes,
+      " Reshape/Transpose 'dims' -> standard inputs/attributes, ", halves, " float16 initializers -> float32; input '",
+      features_input, "' is now float32 [N, ", channels >= 0 ? std::to_string(channels) : std::string("C"),
+      "] and the new int32 input '", indices_input, "' [N, 4] holds the sites ",
+      format == "zyx" ? "(batch, z, y, x)" : "(batch, i0, i1, i2)", " in the order of input_spatial_shape ",
+      first_shape, format.empty() ? "" : str_cat(" (format '", format, "')")));
+  return true;
+}
+
+void register_scn_importer() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_foreign_importer(&rewrite_nvidia_scn); });
+}
+
+namespace {
+// Models may be loaded before the operator table is first built (register_sparse also calls
+// register_scn_importer): register at static-initialisation time too. This object file is always
+// linked because register_sparse references register_scn_importer.
+[[maybe_unused]] const bool scn_importer_registered = (register_scn_importer(), true);
+}  // namespace
+
+}  // namespace pointrt

@@ -1,0 +1,70 @@
+// Cast kernel.
+#include "ops/onnx/elementwise/cast.h"
+
+namespace pointrt {
+namespace ew {
+namespace {
+
+bool castable(DType t) { return t == DType::kFloat16 || t == DType::kBool || is_float_type(t) || is_int_type(t); }
+
+const char* onnx_type_name(int64_t code) {
+  switch (code) {
+    case 8: return "string";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 16: return "bfloat16";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    default: return "an unknown type";
+  }
+}
+
+}  // namespace
+
+KernelFactory cast_factory() {
+  return [](const KernelInit& init) {
+    const int64_t to_code = init.attrs().get_int("to");
+    const DType to = static_cast<DType>(to_code);
+    const bool known = to_code >= 1 && to_code <= 13 && to_code != 8;
+    if (!known || !castable(to))
+      fail(init.where(), ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
+    return make_function_kernel([to](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      if (!castable(x.dtype()))
+        fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
+      if (x.dtype() == to) {  // nothing to convert: alias the input
+        ctx.set_output(0, x);
+        return;
+      }
+      const Tensor xs = to_float32(x);  // float16 sources are read as float32
+      Tensor& y = ctx.output(0, to, x.shape());
+      const int64_t n = x.numel();
+      const std::string what = ctx.where() + " input 0";
+      if (to == DType::kFloat16) {
+        if (xs.dtype() == DType::kFloat32) {
+          float32_to_half(xs, y);
+          return;
+        }
+        dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
+          using S = decltype(stag);
+          bcast::unary(xs.data_as<S>(), y.data_as<uint16_t>(), n, [](S v) { return float_to_half(static_cast<float>(v)); });
+        });
+        return;
+      }
+      dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
+        using S = decltype(stag);
+        dispatch_all(to, "Cast target", [&](auto dtag) {
+          using D = decltype(dtag);
+          bcast::unary(xs.data_as<S>(), y.data_as<D>(), n, [](S v) { return convert<D>(v); });
+        });
+      });
+    });
+  };
+}
+
+}  // namespace ew
+}  // namespace pointrt

@@ -1,0 +1,12 @@
+// Cast between every numeric type, bool and float16 (ONNX Cast, opsets 7-21).
+//  - Casting to the input's own type returns the input without a copy.
+//  - float -> integer truncates toward zero (a C cast) for values in range; NaN -> 0 and values
+//    beyond the target's range saturate (ew::convert; a C cast is UB there). Anything -> bool is
+//    `value != 0`, so NaN -> true as numpy does. bool -> number gives 0 or 1.
+//  - -> float16 rounds to nearest even from float32; double -> float16 goes through float32.
+//  - The `saturate` attribute (opset 19) concerns float8 targets only and is ignored.
+//  - Targets pointrt has no storage for (string, bfloat16, float8, int4, complex) are reported as
+//    "not supported" when the kernel is built, so a model using them fails at prepare time.
+#pragma once
+
+#include "ops/onnx/elementwise/elementwise.h"

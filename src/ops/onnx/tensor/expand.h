@@ -1,0 +1,19 @@
+// Expand and Tile, both one strided copy with stride 0 on repeated dims:
+//   Expand: y = x broadcast (numpy rules, both ways) against `shape`.
+//   Tile:   x [d0..dn] seen as [1, d0, 1, d1, ...] broadcast to [r0, d0, r1, d1, ...], whose
+//           row-major layout is exactly the tiled [r0*d0, r1*d1, ...].
+#pragma once
+#include "ops/onnx/tensor/tensor_utils.h"
+
+namespace pointrt {
+namespace tensor_ops {
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where);
+void expand_cpu(const Tensor& x, Tensor& y);
+void expand_ref(const Tensor& x, Tensor& y);
+Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std::string& where);
+void tile_cpu(const Tensor& x, const std::vector<int64_t>& repeats, Tensor& y);
+void tile_ref(const Tensor& x, const std::vector<int64_t>& repeats, Tensor& y);
+
+}  // namespace tensor_ops
+}  // namespace pointrt

@@ -1,0 +1,155 @@
+#include "ops/onnx/tensor/gather.h"
+
+#include <cstring>
+
+namespace pointrt {
+namespace tensor_ops {
+
+Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis) {
+  Shape s(data.begin(), data.begin() + axis);
+  s.insert(s.end(), indices.begin(), indices.end());
+  s.insert(s.end(), data.begin() + axis + 1, data.end());
+  return s;
+}
+
+namespace {
+template <typename E>
+void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, int64_t n, int64_t inner, E* dst) {
+  const int64_t count = static_cast<int64_t>(idx.size());
+  const bool parallel = worth_parallel(outer * count * inner * static_cast<int64_t>(sizeof(E)));
+  if (inner == 1) {  // element gather
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o) {
+      const E* s = src + o * n;
+      E* d = dst + o * count;
+      for (int64_t q = 0; q < count; ++q) d[q] = s[idx[q]];
+    }
+    return;
+  }
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t q = 0; q < count; ++q)
+      std::memcpy(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner, static_cast<size_t>(inner) * sizeof(E));
+}
+}  // namespace
+
+void gather_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
+                const std::string& label) {
+  const int64_t n = data.dim(axis);
+  std::vector<int64_t> idx =
+      normalized_indices(indices, n, where, label, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  if (y.numel() == 0) return;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.dim(d);
+  for (size_t d = axis + 1; d < data.rank(); ++d) inner *= data.dim(d);
+  dispatch_by_size(data.dtype(), where.c_str(), [&](auto tag) {
+    using E = decltype(tag);
+    gather_rows(data.data_as<E>(), idx, outer, n, inner, y.data_as<E>());
+  });
+}
+
+void check_gather_elements(const Tensor& data, const Tensor& indices, int64_t axis, const std::string& where) {
+  if (indices.rank() != data.rank())
+    fail(where, ": indices ", shape_to_string(indices.shape()), " must have the rank of data ",
+         shape_to_string(data.shape()));
+  for (size_t d = 0; d < data.rank(); ++d)
+    if (static_cast<int64_t>(d) != axis && indices.dim(d) > data.dim(d))
+      fail(where, ": indices ", shape_to_string(indices.shape()), " exceed data ", shape_to_string(data.shape()),
+           " on dimension ", d);
+}
+
+void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
+                         const std::string& label) {
+  check_gather_elements(data, indices, axis, where);
+  const int64_t n = data.dim(axis);
+  std::vector<int64_t> idx =
+      normalized_indices(indices, n, where, label, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  const int64_t total = indices.numel();
+  if (total == 0) return;
+  const int rank = static_cast<int>(data.rank());
+  if (rank == 0) fail(where, ": GatherElements needs data of rank >= 1");
+  const Strides ds = contiguous_strides(data.shape());
+  const Shape& is = indices.shape();
+  const int64_t inner = is[rank - 1], rows = total / inner;
+  const int64_t axis_stride = ds[axis];
+  const bool axis_last = axis == rank - 1;
+  dispatch_by_size(data.dtype(), where.c_str(), [&](auto tag) {
+    using E = decltype(tag);
+    const E* src = data.data_as<E>();
+    E* dst = y.data_as<E>();
+#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast<int64_t>(sizeof(E))))
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = 0, rem = r;
+      for (int d = rank - 2; d >= 0; --d) {  // row base in data, axis coordinate left out
+        int64_t c = rem % is[d];
+        rem /= is[d];
+        if (d != axis) base += c * ds[d];
+      }
+      const int64_t* ix = idx.data() + r * inner;
+      E* o = dst + r * inner;
+      if (axis_last)
+        for (int64_t j = 0; j < inner; ++j) o[j] = src[base + ix[j]];
+      else
+        for (int64_t j = 0; j < inner; ++j) o[j] = src[base + j + ix[j] * axis_stride];
+    }
+  });
+}
+
+Shape gather_nd_shape(const Shape& data, const Shape& indices, int64_t batch_dims, const std::string& where) {
+  const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
+  if (r < 1 || q < 1) fail(where, ": data and indices must have rank >= 1, got ", shape_to_string(data), " and ",
+                           shape_to_string(indices));
+  if (batch_dims < 0 || batch_dims >= std::min(r, q))
+    fail(where, ": batch_dims ", batch_dims, " must be in [0, ", std::min(r, q) - 1, "] for data ", shape_to_string(data),
+         " and indices ", shape_to_string(indices));
+  for (int64_t d = 0; d < batch_dims; ++d)
+    if (data[d] != indices[d])
+      fail(where, ": batch dimension ", d, " differs: data ", shape_to_string(data), ", indices ", shape_to_string(indices));
+  const int64_t k = indices.back();
+  if (k < 1 || k > r - batch_dims)
+    fail(where, ": the last dimension of indices ", shape_to_string(indices), " is ", k, ", must be in [1, ",
+         r - batch_dims, "] for data ", shape_to_string(data), " with batch_dims ", batch_dims);
+  Shape s(indices.begin(), indices.end() - 1);
+  s.insert(s.end(), data.begin() + batch_dims + k, data.end());
+  return s;
+}
+
+void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims, Tensor& y, const std::string& where,
+                   const std::string& label) {
+  const Shape& ds = data.shape();
+  const int64_t k = indices.shape().back();
+  int64_t batch = 1, slice = 1, per_batch_data = 1;
+  for (int64_t d = 0; d < batch_dims; ++d) batch *= ds[d];
+  for (size_t d = batch_dims; d < ds.size(); ++d) per_batch_data *= ds[d];
+  for (size_t d = batch_dims + k; d < ds.size(); ++d) slice *= ds[d];
+  const int64_t tuples = indices.numel() / k;
+  const int64_t tuples_per_batch = batch ? tuples / batch : 0;
+  // Validate and turn every index tuple into an element offset within its batch.
+  std::vector<int64_t> offset(tuples);
+  const Strides dstr = contiguous_strides(ds);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t c = 0; c < k; ++c) {
+      const int64_t dim = ds[batch_dims + c];
+      int64_t v = index_at(indices, t * k + c);
+      if (v < -dim || v >= dim)
+        fail_index(where, label, v, t * k + c, dim, str_cat("component ", c, " indexes dimension ", batch_dims + c,
+                                                            " of data ", shape_to_string(ds)));
+      if (v < 0) v += dim;
+      off += v * dstr[batch_dims + c];
+    }
+    offset[t] = off;
+  }
+  if (y.numel() == 0) return;
+  const size_t es = dtype_size(data.dtype());
+  const char* src = static_cast<const char*>(data.data());
+  char* dst = static_cast<char*>(y.data());
+#pragma omp parallel for schedule(static) if (worth_parallel(y.numel() * static_cast<int64_t>(es)))
+  for (int64_t t = 0; t < tuples; ++t) {
+    const int64_t b = t / tuples_per_batch;
+    std::memcpy(dst + t * slice * es, src + (b * per_batch_data + offset[t]) * es, static_cast<size_t>(slice) * es);
+  }
+}
+
+}  // namespace tensor_ops
+}  // namespace pointrt

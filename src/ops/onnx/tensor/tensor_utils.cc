@@ -1,0 +1,215 @@
+#include "ops/onnx/tensor/tensor_utils.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace pointrt {
+namespace tensor_ops {
+
+const std::vector<DType> kCopyTypes = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
+                                       DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kUInt8,
+                                       DType::kUInt16,  DType::kUInt32,  DType::kUInt64,  DType::kBool};
+const std::vector<DType> kIndexTypes = {DType::kInt32, DType::kInt64};
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    st[d] = acc;
+    acc *= s[d];
+  }
+  return st;
+}
+
+std::string input_label(const KernelInit& init, size_t i) {
+  const Value* v = init.input_value(i);
+  if (!v) return str_cat("input ", i);
+  return str_cat("input ", i, " ('", v->name, "')");
+}
+
+std::vector<int64_t> read_int_list(const Tensor& t, const std::string& where, const std::string& what) {
+  if (t.rank() > 1) fail(where, ": ", what, " must be a 1-D tensor, got shape ", shape_to_string(t.shape()));
+  std::vector<int64_t> r(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::kInt64) {
+    if (!r.empty()) std::memcpy(r.data(), t.data(), r.size() * 8);
+  } else if (t.dtype() == DType::kInt32) {
+    const int32_t* p = t.data_as<int32_t>();
+    for (size_t i = 0; i < r.size(); ++i) r[i] = p[i];
+  } else {
+    fail(where, ": ", what, " must be int32 or int64, got ", dtype_name(t.dtype()));
+  }
+  return r;
+}
+
+int64_t read_int_scalar(const Tensor& t, const std::string& where, const std::string& what) {
+  if (t.numel() != 1) fail(where, ": ", what, " must hold exactly one value, got shape ", shape_to_string(t.shape()));
+  int64_t v = 0;
+  if (t.dtype() == DType::kFloat16) return static_cast<int64_t>(half_to_float(*t.data_as<uint16_t>()));
+  dispatch_all(t.dtype(), where.c_str(), [&](auto tag) {
+    using T = decltype(tag);
+    v = static_cast<int64_t>(*t.data_as<T>());
+  });
+  return v;
+}
+
+void fail_index(const std::string& where, const std::string& input, int64_t value, int64_t position, int64_t n,
+                const std::string& context) {
+  if (n == 0)
+    fail(where, ": ", input, " holds ", value, " at position ", position, ", but ", context,
+         " is empty (size 0), so no index is valid");
+  fail(where, ": ", input, " holds ", value, " at position ", position, ", outside the valid range [", -n, ", ", n - 1,
+       "] (", context, ")");
+}
+
+std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t n, const std::string& where,
+                                        const std::string& input, const std::string& context) {
+  const int64_t count = indices.numel();
+  std::vector<int64_t> r(static_cast<size_t>(count));
+  auto run = [&](auto tag) {
+    using I = decltype(tag);
+    const I* p = indices.data_as<I>();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = static_cast<int64_t>(p[i]);
+      if (v < -n || v >= n) fail_index(where, input, v, i, n, context);
+      r[i] = v < 0 ? v + n : v;
+    }
+  };
+  if (indices.dtype() == DType::kInt64) run(int64_t{});
+  else if (indices.dtype() == DType::kInt32) run(int32_t{});
+  else fail(where, ": ", input, " must be int32 or int64, got ", dtype_name(indices.dtype()));
+  return r;
+}
+
+namespace {
+
+// Drop size-1 dims and merge neighbours whose source is contiguous across them.
+void coalesce(Shape& shape, Strides& strides) {
+  Shape s2;
+  Strides st2;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!s2.empty() && st2.back() == strides[d] * shape[d]) {
+      s2.back() *= shape[d];
+      st2.back() = strides[d];
+    } else {
+      s2.push_back(shape[d]);
+      st2.push_back(strides[d]);
+    }
+  }
+  shape.swap(s2);
+  strides.swap(st2);
+}
+
+template <typename E>
+void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst) {
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) {
+    dst[0] = src[src_offset];
+    return;
+  }
+  const int64_t total = shape_numel(shape);
+  const int64_t inner = shape[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  const bool parallel = worth_parallel(total * static_cast<int64_t>(sizeof(E)));
+
+  // Batched 2D transpose: the second-innermost output dim walks the source contiguously.
+  if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0) {
+    const int64_t rows = shape[rank - 2];
+    constexpr int64_t kTile = 16;
+    const int64_t row_tiles = (rows + kTile - 1) / kTile;
+    const int64_t batches = total / (rows * inner);
+    const int64_t jobs = batches * row_tiles;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t job = 0; job < jobs; ++job) {
+      int64_t batch = job / row_tiles, a0 = (job % row_tiles) * kTile;
+      int64_t base = src_offset, rem = batch;
+      for (int d = rank - 3; d >= 0; --d) {
+        base += (rem % shape[d]) * strides[d];
+        rem /= shape[d];
+      }
+      E* out = dst + batch * rows * inner;
+      const int64_t a1 = std::min(rows, a0 + kTile);
+      for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
+        const int64_t b1 = std::min(inner, b0 + kTile);
+        for (int64_t a = a0; a < a1; ++a) {
+          const E* s = src + base + a;
+          E* o = out + a * inner;
+          for (int64_t b = b0; b < b1; ++b) o[b] = s[b * inner_stride];
+        }
+      }
+    }
+    return;
+  }
+
+  // Rows of the innermost dim; each thread decomposes its first row once, then steps an odometer.
+  const int64_t rows = total / inner;
+  const int outer_rank = rank - 1;
+  auto do_rows = [&](int64_t r0, int64_t r1) {
+    if (r0 >= r1) return;
+    std::vector<int64_t> idx(outer_rank);
+    int64_t rem = r0, base = src_offset;
+    for (int d = outer_rank - 1; d >= 0; --d) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+      base += idx[d] * strides[d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      E* o = dst + r * inner;
+      const E* s = src + base;
+      if (inner_stride == 1) std::memcpy(o, s, static_cast<size_t>(inner) * sizeof(E));
+      else if (inner_stride == 0) std::fill(o, o + inner, *s);
+      else
+        for (int64_t j = 0; j < inner; ++j) o[j] = s[j * inner_stride];
+      for (int d = outer_rank - 1; d >= 0; --d) {  // odometer step
+        base += strides[d];
+        if (++idx[d] < shape[d]) break;
+        base -= idx[d] * strides[d];
+        idx[d] = 0;
+      }
+    }
+  };
+  if (parallel && rows > 1) {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t chunk = (rows + nt - 1) / nt;
+      do_rows(std::min(rows, t * chunk), std::min(rows, (t + 1) * chunk));
+    }
+  } else {
+    do_rows(0, rows);
+  }
+}
+
+}  // namespace
+
+void strided_copy(const void* src, int64_t src_offset, const Shape& out_shape, const Strides& src_strides, void* dst,
+                  size_t elem_size) {
+  if (shape_numel(out_shape) == 0) return;
+  Shape shape = out_shape;
+  Strides strides = src_strides;
+  coalesce(shape, strides);
+  switch (elem_size) {
+    case 1: copy_typed(static_cast<const uint8_t*>(src), src_offset, shape, strides, static_cast<uint8_t*>(dst)); return;
+    case 2: copy_typed(static_cast<const uint16_t*>(src), src_offset, shape, strides, static_cast<uint16_t*>(dst)); return;
+    case 4: copy_typed(static_cast<const uint32_t*>(src), src_offset, shape, strides, static_cast<uint32_t*>(dst)); return;
+    case 8: copy_typed(static_cast<const uint64_t*>(src), src_offset, shape, strides, static_cast<uint64_t*>(dst)); return;
+    default: fail("strided_copy: unsupported element size ", elem_size);
+  }
+}
+
+void strided_copy_ref(const void* src, int64_t src_offset, const Shape& out_shape, const Strides& src_strides,
+                      void* dst, size_t elem_size) {
+  const int64_t total = shape_numel(out_shape);
+  std::vector<int64_t> idx(out_shape.size(), 0);
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t s = src_offset;
+    for (size_t d = 0; d < idx.size(); ++d) s += idx[d] * src_strides[d];
+    std::memcpy(static_cast<char*>(dst) + o * elem_size, static_cast<const char*>(src) + s * elem_size, elem_size);
+    next_index(idx, out_shape);
+  }
+}
+
+}  // namespace tensor_ops
+}  // namespace pointrt

@@ -1,0 +1,549 @@
+// Optimised CPU SparseConv: site hash map -> per-offset rulebook -> gather / GEMM / scatter-add.
+#include "ops/sparse/sparse_conv.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#ifdef _OPENMP
+#include <parallel/algorithm>
+#endif
+
+namespace pointrt {
+namespace sparse {
+
+// ---------------------------------------------------------------- attributes
+
+SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& where,
+                                        std::shared_ptr<SparseConvAttrs> forward) {
+  SparseConvAttrs s;
+  s.node_name = where;
+  s.kernel = get_ints3(a, "kernel_size", nullptr, where);
+  const Shape3 ones{1, 1, 1}, zeros{0, 0, 0};
+  s.stride = get_ints3(a, "stride", &ones, where);
+  s.padding = get_ints3(a, "padding", &zeros, where);
+  s.dilation = get_ints3(a, "dilation", &ones, where);
+  s.output_padding = get_ints3(a, "output_padding", &zeros, where);
+  s.in_shape = get_ints3(a, "input_spatial_shape", nullptr, where);
+  bool subm = a.get_int("subm", 0) != 0, transposed = a.get_int("transposed", 0) != 0,
+       inverse = a.get_int("inverse", 0) != 0;
+  if (subm + transposed + inverse > 1)
+    fail(where, ": at most one of subm, transposed, inverse may be set (got subm=", subm, ", transposed=", transposed,
+         ", inverse=", inverse, ")");
+  s.kind = subm ? ConvKind::kSubm : transposed ? ConvKind::kTransposed : inverse ? ConvKind::kInverse : ConvKind::kRegular;
+  s.rulebook = a.get_string("rulebook", "");
+  s.act = parse_activation(a.get_string("activation", "None"), where);
+  s.alpha = a.get_float("alpha", 0.01f);
+  for (int d = 0; d < 3; ++d) {
+    if (s.kernel[d] < 1) fail(where, ": kernel_size ", shape3_text(s.kernel), " must be >= 1 on every axis");
+    if (s.stride[d] < 1) fail(where, ": stride ", shape3_text(s.stride), " must be >= 1 on every axis");
+    if (s.dilation[d] < 1) fail(where, ": dilation ", shape3_text(s.dilation), " must be >= 1 on every axis");
+    if (s.padding[d] < 0) fail(where, ": padding ", shape3_text(s.padding), " must be >= 0 on every axis");
+    if (s.output_padding[d] < 0) fail(where, ": output_padding ", shape3_text(s.output_padding), " must be >= 0");
+    if (s.in_shape[d] < 1) fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " must be >= 1 on every axis");
+    if (s.in_shape[d] > (1 << 24)) fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " is too large");
+  }
+  switch (s.kind) {
+    case ConvKind::kSubm:
+      for (int d = 0; d < 3; ++d)
+        if (s.kernel[d] % 2 == 0)
+          fail(where, ": submanifold convolution needs odd kernel sizes, got kernel_size ", shape3_text(s.kernel));
+      s.out_shape = s.in_shape;
+      break;
+    case ConvKind::kRegular:
+      for (int d = 0; d < 3; ++d) {
+        int64_t num = s.in_shape[d] + 2 * s.padding[d] - s.dilation[d] * (s.kernel[d] - 1) - 1;
+        if (num < 0)
+          fail(where, ": kernel_size ", shape3_text(s.kernel), " with dilation ", shape3_text(s.dilation),
+               " does not fit input_spatial_shape ", shape3_text(s.in_shape), " with padding ", shape3_text(s.padding));
+        s.out_shape[d] = num / s.stride[d] + 1;
+      }
+      break;
+    case ConvKind::kTransposed:
+      for (int d = 0; d < 3; ++d) {
+        s.out_shape[d] = (s.in_shape[d] - 1) * s.stride[d] - 2 * s.padding[d] + s.dilation[d] * (s.kernel[d] - 1) +
+                         s.output_padding[d] + 1;
+        if (s.out_shape[d] < 1)
+          fail(where, ": transposed output spatial shape would be ", s.out_shape[d], " on axis ", d);
+      }
+      break;
+    case ConvKind::kInverse:
+      if (s.rulebook.empty()) fail(where, ": an inverse SparseConv needs a non-empty 'rulebook' key");
+      if (!forward)
+        fail(where, ": inverse SparseConv: rulebook key '", s.rulebook,
+             "' names no earlier regular SparseConv (subm=0, transposed=0, inverse=0) in the graph");
+      if (forward->kernel != s.kernel)
+        fail(where, ": inverse kernel_size ", shape3_text(s.kernel), " differs from kernel_size ",
+             shape3_text(forward->kernel), " of ", forward->node_name, " (rulebook '", s.rulebook, "')");
+      if (forward->out_shape != s.in_shape)
+        fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " differs from the output spatial shape ",
+             shape3_text(forward->out_shape), " of ", forward->node_name, " (rulebook '", s.rulebook, "')");
+      s.out_shape = forward->in_shape;
+      s.forward = forward;
+      break;
+  }
+  for (const Shape3* sh : {&s.in_shape, &s.out_shape})
+    if ((*sh)[0] * (*sh)[1] * (*sh)[2] > (int64_t(1) << 40))
+      fail(where, ": spatial shape ", shape3_text(*sh), " has more than 2^40 cells, more than supported");
+  if (a.has("output_spatial_shape")) {
+    Shape3 given = get_ints3(a, "output_spatial_shape", nullptr, where);
+    if (given != s.out_shape)
+      fail(where, ": output_spatial_shape ", shape3_text(given), " does not match the computed output spatial shape ",
+           shape3_text(s.out_shape), " (input_spatial_shape ", shape3_text(s.in_shape), ", kernel_size ",
+           shape3_text(s.kernel), ", stride ", shape3_text(s.stride), ", padding ", shape3_text(s.padding),
+           ", dilation ", shape3_text(s.dilation), ")");
+  }
+  return s;
+}
+
+SparseConvAttrs parse_sparse_conv_attrs(const KernelInit& init) {
+  const std::string where = init.where();
+  std::shared_ptr<SparseConvAttrs> forward;
+  if (init.attrs().get_int("inverse", 0) != 0) {
+    std::string key = init.attrs().get_string("rulebook", "");
+    for (const Node& n : init.graph.nodes) {
+      if (&n == &init.node) break;  // only earlier nodes (the graph is topologically sorted)
+      if (n.removed || n.op_type != "SparseConv" || n.domain != "pointrt") continue;
+      if (n.attrs.get_string("rulebook", "") != key || key.empty()) continue;
+      if (n.attrs.get_int("subm", 0) || n.attrs.get_int("transposed", 0) || n.attrs.get_int("inverse", 0)) continue;
+      forward = std::make_shared<SparseConvAttrs>(parse_sparse_conv_attrs(n.attrs, n.describe()));
+      break;
+    }
+  }
+  return parse_sparse_conv_attrs(init.attrs(), where, forward);
+}
+
+// ---------------------------------------------------------------- rulebook
+
+namespace {
+
+// Sorted unique output keys from the candidate output of every (input, offset). A bitmap over
+// the output grid gives them without sorting when the grid is small enough; otherwise sort.
+template <typename ForEachCandidate>
+std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachCandidate&& for_each_candidate) {
+  std::vector<uint64_t> sorted;
+  const bool use_bitmap = key_space <= (uint64_t(1) << 34) && key_space / 64 <= static_cast<uint64_t>(std::max<int64_t>(n, 1024)) * 64;
+  if (use_bitmap) {
+    std::vector<uint64_t> bits((key_space + 63) / 64, 0);
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (int64_t q = 0; q < n; ++q)
+      for_each_candidate(q, [&](uint64_t key) {
+        __atomic_fetch_or(&bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
+      });
+    const size_t words = bits.size();
+    std::vector<int64_t> rank(words + 1);
+    int64_t total = 0;
+    for (size_t w = 0; w < words; ++w) {
+      rank[w] = total;
+      total += __builtin_popcountll(bits[w]);
+    }
+    sorted.resize(total);
+#pragma omp parallel for schedule(static) if (words > (1 << 18))
+    for (size_t w = 0; w < words; ++w) {
+      uint64_t b = bits[w];
+      int64_t r = rank[w];
+      while (b) {
+        sorted[r++] = (static_cast<uint64_t>(w) << 6) | static_cast<uint64_t>(__builtin_ctzll(b));
+        b &= b - 1;
+      }
+    }
+  } else {
+    for (int64_t q = 0; q < n; ++q) for_each_candidate(q, [&](uint64_t key) { sorted.push_back(key); });
+#ifdef _OPENMP
+    __gnu_parallel::sort(sorted.begin(), sorted.end());
+#else
+    std::sort(sorted.begin(), sorted.end());
+#endif
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  }
+  return sorted;
+}
+
+}  // namespace
+
+std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src) {
+  auto rb = std::make_shared<Rulebook>();
+  rb->attrs = attrs;
+  rb->attrs.forward = nullptr;
+  rb->in_sites = std::move(in_sites);
+  const Sites& in = rb->in_sites;
+  const int64_t volume = attrs.kernel_volume();
+  const int64_t n = in.count;
+  PairLists& pl = rb->pairs;
+  pl.in_rows.assign(volume, {});
+  pl.out_rows.assign(volume, {});
+  const Shape3& is = attrs.in_shape;
+  const Shape3& os = attrs.out_shape;
+  const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;
+  const SiteMap map = build_site_map(in, is, src);  // also rejects duplicate sites
+
+  // Output sites (rows of the result) as (b, p0, p1, p2).
+  const int32_t* out = nullptr;
+  int64_t m = 0;
+  if (attrs.kind == ConvKind::kSubm) {
+    out = in.rows.data();
+    m = n;
+  } else {
+    int64_t batches = 0;
+    for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+    // fwd[d][c * k + a]: the output coordinate input coordinate c reaches through kernel tap a, or -1.
+    std::vector<int32_t> fwd[3];
+    const bool transposed = attrs.kind == ConvKind::kTransposed;
+    for (int d = 0; d < 3; ++d) {
+      fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
+      for (int64_t c = 0; c < is[d]; ++c)
+        for (int64_t a = 0; a < k[d]; ++a) {
+          int64_t p = -1;
+          if (transposed) {
+            p = c * st[d] - pad[d] + a * dil[d];
+          } else {
+            const int64_t num = c + pad[d] - a * dil[d];
+            if (num >= 0 && num % st[d] == 0) p = num / st[d];
+          }
+          if (p >= 0 && p < os[d]) fwd[d][c * k[d] + a] = static_cast<int32_t>(p);
+        }
+    }
+    auto for_each_candidate = [&](int64_t q, auto&& emit) {
+      const int32_t* s = in.row(q);
+      const int32_t* f0 = fwd[0].data() + s[1] * k[0];
+      const int32_t* f1 = fwd[1].data() + s[2] * k[1];
+      const int32_t* f2 = fwd[2].data() + s[3] * k[2];
+      for (int64_t a0 = 0; a0 < k[0]; ++a0) {
+        if (f0[a0] < 0) continue;
+        for (int64_t a1 = 0; a1 < k[1]; ++a1) {
+          if (f1[a1] < 0) continue;
+          for (int64_t a2 = 0; a2 < k[2]; ++a2)
+            if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
+        }
+      }
+    };
+    const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+    std::vector<uint64_t> keys = unique_output_keys(key_space, n, for_each_candidate);
+    m = static_cast<int64_t>(keys.size());
+    if (m > std::numeric_limits<int32_t>::max() / 2)
+      fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+    rb->out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+    for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb->out_sites.data() + 4 * i);
+    out = rb->out_sites.data();
+  }
+  pl.num_out = m;
+
+  // Output-major pairing: for each output p and offset o, the input q it reads. Lists come out
+  // sorted by output row. Subm: q = p + (a - c) * dil; regular: q = p * stride - pad + a * dil;
+  // transposed: q * stride = p + pad - a * dil.
+  const Shape3 center{(k[0] - 1) / 2, (k[1] - 1) / 2, (k[2] - 1) / 2};
+  // back[d][c * k + a]: the input coordinate output coordinate c reads through tap a, or -1.
+  std::vector<int32_t> back[3];
+  for (int d = 0; d < 3; ++d) {
+    back[d].assign(static_cast<size_t>(os[d] * k[d]), -1);
+    for (int64_t c = 0; c < os[d]; ++c)
+      for (int64_t a = 0; a < k[d]; ++a) {
+        int64_t q = -1;
+        switch (attrs.kind) {
+          case ConvKind::kSubm: q = c + (a - center[d]) * dil[d]; break;
+          case ConvKind::kRegular: q = c * st[d] - pad[d] + a * dil[d]; break;
+          default: {
+            const int64_t num = c + pad[d] - a * dil[d];
+            if (num >= 0 && num % st[d] == 0) q = num / st[d];
+          }
+        }
+        if (q >= 0 && q < is[d]) back[d][c * k[d] + a] = static_cast<int32_t>(q);
+      }
+  }
+  // Subm offsets come in mirror pairs (o, volume-1-o): q = p + d  <=>  p = q - d. Only the first
+  // half (and the centre) needs hash lookups; the mirrors are derived below.
+  const bool mirror = attrs.kind == ConvKind::kSubm;
+  const int64_t searched = mirror ? volume / 2 + 1 : volume;
+#pragma omp parallel for schedule(dynamic, 1) if (m * searched > 20000)
+  for (int64_t o = 0; o < searched; ++o) {
+    const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+    auto& ir = pl.in_rows[o];
+    auto& orow = pl.out_rows[o];
+    if (attrs.kind == ConvKind::kSubm && a[0] == center[0] && a[1] == center[1] && a[2] == center[2]) {
+      ir.resize(m);
+      orow.resize(m);
+      for (int64_t p = 0; p < m; ++p) ir[p] = orow[p] = static_cast<int32_t>(p);
+      pl.identity_offset = o;
+      continue;
+    }
+    const int32_t* b0 = back[0].data() + a[0];
+    const int32_t* b1 = back[1].data() + a[1];
+    const int32_t* b2 = back[2].data() + a[2];
+    // Lookups in chunks: compute and prefetch the slots first, then probe (hides cache misses).
+    constexpr int kChunk = 32;
+    uint64_t keys[kChunk];
+    int32_t rows[kChunk];
+    for (int64_t p0 = 0; p0 < m; p0 += kChunk) {
+      const int64_t p1 = std::min(m, p0 + kChunk);
+      int cnt = 0;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int32_t* s = out + 4 * p;
+        const int32_t q0 = b0[s[1] * k[0]], q1 = b1[s[2] * k[1]], q2 = b2[s[3] * k[2]];
+        if ((q0 | q1 | q2) < 0) continue;
+        keys[cnt] = site_key(s[0], q0, q1, q2, is);
+        map.prefetch(keys[cnt]);
+        rows[cnt++] = static_cast<int32_t>(p);
+      }
+      for (int i = 0; i < cnt; ++i) {
+        const int32_t r = map.find(keys[i]);
+        if (r < 0) continue;
+        ir.push_back(r);
+        orow.push_back(rows[i]);
+      }
+    }
+  }
+  if (mirror) {
+#pragma omp parallel if (m * volume > 20000)
+    {
+      std::vector<int32_t> src_of(static_cast<size_t>(m), -1);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t o = searched; o < volume; ++o) {
+        const auto& fwd_in = pl.in_rows[volume - 1 - o];
+        const auto& fwd_out = pl.out_rows[volume - 1 - o];
+        for (size_t i = 0; i < fwd_in.size(); ++i) src_of[fwd_in[i]] = fwd_out[i];
+        auto& ir = pl.in_rows[o];
+        auto& orow = pl.out_rows[o];
+        ir.reserve(fwd_in.size());
+        orow.reserve(fwd_in.size());
+        for (int64_t q = 0; q < m; ++q)
+          if (src_of[q] >= 0) {
+            ir.push_back(src_of[q]);
+            orow.push_back(static_cast<int32_t>(q));
+            src_of[q] = -1;
+          }
+      }
+    }
+  }
+  return rb;
+}
+
+PairLists reverse_pairs(const PairLists& fwd, int64_t num_in) {
+  PairLists r;
+  const int64_t volume = static_cast<int64_t>(fwd.in_rows.size());
+  r.num_out = num_in;
+  r.in_rows.assign(volume, {});
+  r.out_rows.assign(volume, {});
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t o = 0; o < volume; ++o) {
+    const auto& src = fwd.out_rows[o];
+    const auto& dst = fwd.in_rows[o];
+    std::vector<int64_t> order(dst.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return dst[a] < dst[b]; });
+    auto& ir = r.in_rows[o];
+    auto& orow = r.out_rows[o];
+    ir.resize(order.size());
+    orow.resize(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      ir[i] = src[order[i]];
+      orow[i] = dst[order[i]];
+    }
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- compute
+
+std::vector<float> pack_sparse_weight(const float* w, int64_t cout, int64_t volume, int64_t cin) {
+  std::vector<float> packed(static_cast<size_t>(cout * volume * cin));
+  for (int64_t co = 0; co < cout; ++co)
+    for (int64_t o = 0; o < volume; ++o)
+      for (int64_t ci = 0; ci < cin; ++ci) packed[(o * cin + ci) * cout + co] = w[(co * volume + o) * cin + ci];
+  return packed;
+}
+
+namespace {
+void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, float beta, float* c) {
+  dnnl_status_t st = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, lda, b, n, beta, c, n);
+  if (st != dnnl_success) fail("SparseConv: dnnl_sgemm failed with status ", static_cast<int>(st));
+}
+}  // namespace
+
+void apply_pairs(const PairLists& pl, const float* x, int64_t cin, const float* packed, int64_t cout, float* out) {
+  const int64_t rows = pl.num_out;
+  const int64_t volume = static_cast<int64_t>(pl.in_rows.size());
+  if (rows == 0 || cout == 0) return;
+  const int64_t identity = pl.identity_offset;
+  // Blocks of output rows; each thread owns its blocks, so the scatter-add needs no atomics.
+  const int64_t block = std::max<int64_t>(256, std::min<int64_t>(4096, rows / (8 * std::max(1, omp_get_max_threads())) + 1));
+  const int64_t blocks = (rows + block - 1) / block;
+#pragma omp parallel if (blocks > 1)
+  {
+    std::vector<float> gathered(static_cast<size_t>(block * std::max<int64_t>(cin, 1)));
+    std::vector<float> products(static_cast<size_t>(block * cout));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t bi = 0; bi < blocks; ++bi) {
+      const int64_t r0 = bi * block, r1 = std::min(rows, r0 + block);
+      float* ob = out + r0 * cout;
+      if (identity >= 0 && cin > 0)  // subm centre: rows pair with themselves, x rows are contiguous
+        sgemm(r1 - r0, cout, cin, x + r0 * cin, cin, packed + identity * cin * cout, 0.0f, ob);
+      else
+        std::memset(ob, 0, sizeof(float) * (r1 - r0) * cout);
+      if (cin == 0) continue;
+      for (int64_t o = 0; o < volume; ++o) {
+        if (o == identity) continue;
+        const auto& dst = pl.out_rows[o];
+        const auto& src = pl.in_rows[o];
+        const int64_t lo = std::lower_bound(dst.begin(), dst.end(), static_cast<int32_t>(r0)) - dst.begin();
+        const int64_t hi = std::lower_bound(dst.begin() + lo, dst.end(), static_cast<int32_t>(r1)) - dst.begin();
+        const int64_t np = hi - lo;
+        if (np == 0) continue;
+        float* g = gathered.data();
+        for (int64_t i = 0; i < np; ++i)
+          std::memcpy(g + i * cin, x + static_cast<int64_t>(src[lo + i]) * cin, sizeof(float) * cin);
+        sgemm(np, cout, cin, g, cin, packed + o * cin * cout, 0.0f, products.data());
+        const float* pr = products.data();
+        for (int64_t i = 0; i < np; ++i) {
+          float* d = out + static_cast<int64_t>(dst[lo + i]) * cout;
+          const float* s = pr + i * cout;
+          for (int64_t c = 0; c < cout; ++c) d[c] += s[c];
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- kernel
+
+namespace {
+
+std::string cache_key(ConvKind kind, const std::string& key) {
+  const char* k = kind == ConvKind::kSubm ? "subm" : kind == ConvKind::kTransposed ? "transposed" : "regular";
+  return str_cat("pointrt.sparse.rulebook/", k, "/", key);
+}
+
+bool same_geometry(const SparseConvAttrs& a, const SparseConvAttrs& b) {
+  if (a.kernel != b.kernel || a.dilation != b.dilation || a.in_shape != b.in_shape) return false;
+  if (a.kind == ConvKind::kSubm) return true;
+  return a.stride == b.stride && a.padding == b.padding && a.output_padding == b.output_padding;
+}
+
+class SparseConvKernel : public OpKernel {
+ public:
+  explicit SparseConvKernel(const KernelInit& init) : attrs_(parse_sparse_conv_attrs(init)) {
+    where_ = init.where();
+    features_text_ = input_text(init, 0);
+    indices_text_ = input_text(init, 1);
+    weight_text_ = input_text(init, 2);
+    if (const Tensor* w = init.constant_input(2)) {
+      check_weight(*w, -1);
+      packed_ = pack_sparse_weight(w->data_as<float>(), w->dim(0), attrs_.kernel_volume(), w->dim(4));
+      packed_cout_ = w->dim(0);
+      have_packed_ = true;
+    }
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() != 2)
+      fail(where_, ": ", features_text_, " must be float32 [N, Cin], got ", dtype_name(x.dtype()), " ",
+           shape_to_string(x.shape()));
+    const int64_t n = x.dim(0), cin = x.dim(1);
+    const Tensor& w = ctx.input(2);
+    check_weight(w, cin);
+    const int64_t cout = w.dim(0);
+    std::vector<float> run_packed;
+    const float* packed = packed_.data();
+    if (!have_packed_) {
+      run_packed = pack_sparse_weight(w.data_as<float>(), cout, attrs_.kernel_volume(), cin);
+      packed = run_packed.data();
+    }
+    const float* bias = nullptr;
+    if (ctx.has_input(3)) {
+      const Tensor& b = ctx.input(3);
+      if (b.dtype() != DType::kFloat32 || b.numel() != cout)
+        fail(where_, ": input 3 (bias) must be float32 [", cout, "], got ", dtype_name(b.dtype()), " ",
+             shape_to_string(b.shape()));
+      bias = b.data_as<float>();
+    }
+    IndexSource src{where_, indices_text_, "input_spatial_shape"};
+    Sites sites = read_sites(ctx.input(1), n, attrs_.in_shape, src);
+
+    std::shared_ptr<const Rulebook> rb;
+    const bool reverse = attrs_.kind == ConvKind::kInverse;
+    if (reverse) {
+      auto it = ctx.cache().entries.find(cache_key(ConvKind::kRegular, attrs_.rulebook));
+      if (it == ctx.cache().entries.end())
+        fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
+             "' names no regular SparseConv that ran earlier in this run");
+      rb = std::static_pointer_cast<const Rulebook>(it->second);
+      if (rb->pairs.num_out != n ||
+          (n > 0 && std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
+        fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->pairs.num_out,
+             " rows) of the convolution with rulebook key '", attrs_.rulebook, "' (", rb->attrs.node_name, ")");
+    } else if (!attrs_.rulebook.empty()) {
+      auto& entry = ctx.cache().entries[cache_key(attrs_.kind, attrs_.rulebook)];
+      if (entry) {
+        rb = std::static_pointer_cast<const Rulebook>(entry);
+        if (!same_geometry(rb->attrs, attrs_))
+          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
+               " but has a different geometry (kernel_size ", shape3_text(attrs_.kernel), " vs ",
+               shape3_text(rb->attrs.kernel), ", dilation ", shape3_text(attrs_.dilation), " vs ",
+               shape3_text(rb->attrs.dilation), ", input_spatial_shape ", shape3_text(attrs_.in_shape), " vs ",
+               shape3_text(rb->attrs.in_shape), ")");
+        if (rb->in_sites.count != n ||
+            (n > 0 && std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
+          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
+               " but its ", indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
+      } else {
+        auto built = build_rulebook(attrs_, std::move(sites), src);
+        built->attrs.node_name = where_;
+        entry = built;
+        rb = built;
+      }
+    } else {
+      auto built = build_rulebook(attrs_, std::move(sites), src);
+      built->attrs.node_name = where_;
+      rb = built;
+    }
+
+    const PairLists* pairs = &rb->pairs;
+    std::shared_ptr<const PairLists> reversed;
+    if (reverse) {  // the reversed pairing is built once per run and key
+      auto& entry = ctx.cache().entries[str_cat("pointrt.sparse.rulebook-reversed/", attrs_.rulebook)];
+      if (!entry) entry = std::make_shared<PairLists>(reverse_pairs(rb->pairs, rb->in_sites.count));
+      reversed = std::static_pointer_cast<const PairLists>(entry);
+      pairs = reversed.get();
+    }
+    const int64_t m = pairs->num_out;
+    Tensor& y = ctx.output(0, DType::kFloat32, {m, cout});
+    apply_pairs(*pairs, x.data_as<float>(), cin, packed, cout, y.data_as<float>());
+    apply_bias_activation(y.data_as<float>(), m, cout, bias, attrs_.act, attrs_.alpha);
+    if (ctx.num_outputs() > 1) {
+      Tensor& yi = ctx.output(1, DType::kInt32, {m, 4});
+      const int32_t* s = reverse ? rb->in_sites.rows.data() : rb->out_site_rows();
+      if (m) std::memcpy(yi.data(), s, sizeof(int32_t) * 4 * m);
+    }
+  }
+
+ private:
+  void check_weight(const Tensor& w, int64_t cin) const {
+    if (w.dtype() != DType::kFloat32 || w.rank() != 5 || w.dim(1) != attrs_.kernel[0] || w.dim(2) != attrs_.kernel[1] ||
+        w.dim(3) != attrs_.kernel[2])
+      fail(where_, ": ", weight_text_, " must be float32 [Cout, ", attrs_.kernel[0], ", ", attrs_.kernel[1], ", ",
+           attrs_.kernel[2], ", Cin] (kernel_size ", shape3_text(attrs_.kernel), "), got ", dtype_name(w.dtype()), " ",
+           shape_to_string(w.shape()));
+    if (cin >= 0 && w.dim(4) != cin)
+      fail(where_, ": ", features_text_, " has Cin = ", cin, " channels but ", weight_text_, " ",
+           shape_to_string(w.shape()), " expects Cin = ", w.dim(4));
+  }
+
+  SparseConvAttrs attrs_;
+  std::string where_, features_text_, indices_text_, weight_text_;
+  std::vector<float> packed_;
+  int64_t packed_cout_ = 0;
+  bool have_packed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_sparse_conv_kernel(const KernelInit& init) {
+  return std::make_unique<SparseConvKernel>(init);
+}
+
+}  // namespace sparse
+}  // namespace pointrt
