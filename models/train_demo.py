@@ -1,7 +1,7 @@
 """Train a small PointNet++ SSG classifier on the procedural shape set (models/shapes.py), on the
 CPU in a few minutes, export it with pointrt.export and write sample inputs.
 
-    python models/train_demo.py [--epochs 15] [--minutes 10] [--out models/demo] [--export-only]
+    python models/train_demo.py [--epochs 30] [--minutes 15] [--out models/demo] [--export-only]
 
 Writes:
   <out>/shape_classifier.onnx   the exported model: input "points" [1, num_points, 3] float32
@@ -99,8 +99,8 @@ def export_only(out, test_per_class, points):
 
 def main():
     ap = argparse.ArgumentParser(description="train and export the demo shape classifier")
-    ap.add_argument("--epochs", type=int, default=15)
-    ap.add_argument("--minutes", type=float, default=10.0, help="stop training after this long")
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--minutes", type=float, default=15.0, help="stop training after this long")
     ap.add_argument("--train-per-class", type=int, default=200)
     ap.add_argument("--test-per-class", type=int, default=60)
     ap.add_argument("--points", type=int, default=512)
