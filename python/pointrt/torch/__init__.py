@@ -1,0 +1,3 @@
+"""PyTorch side of pointrt: the ``pointrt`` operators as autograd Functions (``ops``), drop-in
+PointNet++ building blocks (``pointnet2``) and export fixes (``patches``)."""
+from . import ops  # noqa: F401

@@ -1,0 +1,375 @@
+"""``pointrt.export`` (this module: ``pointrt.exporter``): torch.onnx.export for point-cloud models, checked and verified.
+
+What it adds to ``torch.onnx.export``:
+  * ``custom_opsets={"pointrt": 1}`` so the ``pointrt`` nodes written by
+    :mod:`pointrt.torch.ops` / :mod:`pointrt.torch.pointnet2` are declared;
+  * the highest opset the installed torch can write, or a clear :class:`ExportError` when the
+    requested one is not supported;
+  * the point-count axis of the inputs (axis 1 of ``[B, N, C]`` by default) and the output axes
+    of that length marked dynamic;
+  * the adaptive-average-pooling failure fixed by a retry with
+    :func:`pointrt.torch.patches.patch_adaptive_avg_pool2d`;
+  * ``onnx.checker`` on the result;
+  * a run of the file in the pointrt runtime (``pointrt._pointrt``) against PyTorch, with the
+    maximum error of each output printed.
+"""
+import contextlib
+import dataclasses
+import io
+import os
+import warnings
+from collections import Counter
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from .errors import ExportError, VerificationError
+
+__all__ = ["export", "ExportReport", "supported_opsets", "default_opset"]
+
+
+@dataclasses.dataclass
+class ExportReport:
+    path: str
+    opset: int
+    size_bytes: int
+    pointrt_nodes: Dict[str, int]
+    dynamic_axes: Dict[str, Dict[int, str]]
+    verified: Optional[bool] = None          # None: not run
+    max_errors: Dict[str, float] = dataclasses.field(default_factory=dict)
+    verify_skipped: str = ""
+    adaptive_pool_patched: bool = False
+
+    def __str__(self):
+        lines = [f"pointrt.export: wrote {self.path} ({self.size_bytes / 1e6:.2f} MB, "
+                 f"opset {self.opset}, pointrt nodes: "
+                 + (", ".join(f"{k} x{v}" for k, v in sorted(self.pointrt_nodes.items()))
+                    or "none") + ")"]
+        if self.verified is None:
+            lines.append(f"  verification skipped: {self.verify_skipped}")
+        elif not self.max_errors:
+            lines.append(f"  verification failed: {self.verify_skipped.splitlines()[0]}")
+        else:
+            for k, v in self.max_errors.items():
+                lines.append(f"  {k}: max |pointrt - torch| = {v:.3g}")
+        return "\n".join(lines)
+
+
+def supported_opsets() -> range:
+    """Opsets the installed torch can write (and the installed onnx knows)."""
+    from torch.onnx import _constants
+    hi = _constants.ONNX_MAX_OPSET
+    try:
+        import onnx.defs
+        hi = min(hi, onnx.defs.onnx_opset_version())
+    except Exception:  # pragma: no cover
+        pass
+    return range(_constants.ONNX_MIN_OPSET, hi + 1)
+
+
+def default_opset() -> int:
+    return supported_opsets()[-1]
+
+
+def _resolve_opset(opset: Optional[int]) -> int:
+    import torch
+    ops = supported_opsets()
+    if opset is None:
+        return ops[-1]
+    if not isinstance(opset, int) or opset not in ops:
+        raise ExportError(
+            f"opset {opset!r} is not supported by the installed PyTorch {torch.__version__}: "
+            f"it writes opsets {ops[0]}..{ops[-1]}. Pass opset=None to use {ops[-1]}, the "
+            f"highest it supports, or install a PyTorch that writes opset {opset}.") from None
+    return opset
+
+
+def _as_tuple(args) -> tuple:
+    import torch
+    if isinstance(args, torch.Tensor):
+        return (args,)
+    if isinstance(args, list):
+        return tuple(args)
+    if isinstance(args, tuple):
+        return args
+    raise ExportError(f"args must be a tensor or a tuple of tensors, got {type(args).__name__}")
+
+
+def _flatten(out) -> list:
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        r = []
+        for o in out:
+            r += _flatten(o)
+        return r
+    if isinstance(out, dict):
+        r = []
+        for o in out.values():
+            r += _flatten(o)
+        return r
+    if out is None:
+        return []
+    raise ExportError(f"model output of type {type(out).__name__} cannot be exported")
+
+
+def _build_dynamic_axes(args, outputs, input_names, output_names, dynamic_points, point_axes,
+                        dynamic_batch, dynamic_axes):
+    axes: Dict[str, Dict[int, str]] = {}
+    import torch
+    n_points = None
+    if dynamic_points:
+        for name, a in zip(input_names, args):
+            if not isinstance(a, torch.Tensor):
+                continue
+            # default: axis 1 of a [B, N, C] point cloud; other ranks (images) stay static
+            ax = (point_axes or {}).get(name, 1 if a.dim() == 3 else None)
+            if ax is None:
+                continue
+            # each cloud gets its own symbol: equal names would tell the runtime the sizes
+            # must match (xyz and new_xyz of a BallQuery do not)
+            if n_points is None:
+                n_points = int(a.shape[ax])
+                axes.setdefault(name, {})[ax] = "num_points"
+            else:
+                axes.setdefault(name, {})[ax] = f"num_points_{name}"
+        if n_points is not None:
+            for name, o in zip(output_names, outputs):
+                for ax in range(1, o.dim()):
+                    if int(o.shape[ax]) == n_points:
+                        axes.setdefault(name, {})[ax] = "num_points"
+    if dynamic_batch:
+        for name, a in list(zip(input_names, args)) + list(zip(output_names, outputs)):
+            if isinstance(a, torch.Tensor) and a.dim() >= 1:
+                axes.setdefault(name, {})[0] = "batch"
+    for name, d in (dynamic_axes or {}).items():
+        if isinstance(d, (list, tuple)):
+            d = {int(i): f"{name}_dim{i}" for i in d}
+        axes.setdefault(name, {}).update(d)
+    return axes
+
+
+@contextlib.contextmanager
+def _quiet_export():
+    """Hide the exporter's noise about pointrt nodes (no ONNX shape inference for a custom
+    domain, tracer warnings from shape checks) and the torch 1.13 g.op deprecation note."""
+    import torch
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*pointrt::.*")
+        warnings.filterwarnings("ignore", message=r"The shape inference of prim::Constant")
+        warnings.filterwarnings("ignore", message=r".*_graph_op.*deprecated.*")
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        yield
+
+
+def _run_torch(model, args):
+    import torch
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return _flatten(model(*args))
+    finally:
+        model.train(was_training)
+
+
+def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[str],
+           output_names: Sequence[str], opset: Optional[int] = None,
+           dynamic_points: bool = True, point_axes: Optional[Dict[str, Optional[int]]] = None,
+           dynamic_batch: bool = False, dynamic_axes: Optional[Dict[str, Any]] = None,
+           verify: bool = True, atol: float = 1e-4, rtol: float = 1e-3, strict: bool = False,
+           fix_adaptive_pool: bool = True, do_constant_folding: bool = True,
+           quiet: bool = False, **export_kwargs) -> ExportReport:
+    """Export ``model(*args)`` to one ONNX file that the pointrt runtime executes.
+
+    Args:
+      model: a ``torch.nn.Module`` (exported in eval mode).
+      args: the example input tensor, or a tuple of them.
+      path: the ``.onnx`` file to write.
+      input_names, output_names: graph input/output names, in order.
+      opset: ONNX opset of the default domain; None picks the highest the installed torch
+        writes (17 for torch 1.13).  An unsupported value raises :class:`ExportError`.
+      dynamic_points: mark the point-count axis dynamic (``num_points``): axis 1 of every
+        rank-3 input (``[B, N, C]``; set others or override with
+        ``point_axes={"name": axis or None}``), and every output axis (>= 1) whose traced length
+        equals the first such input's point count.  The first cloud's axis is ``num_points``,
+        later ones ``num_points_<input name>`` (independent sizes).
+      dynamic_batch: also mark axis 0 of inputs and outputs dynamic (``batch``).
+      dynamic_axes: extra axes, as for ``torch.onnx.export``; merged last.
+      verify: run the file with ``pointrt._pointrt`` and compare with PyTorch; skipped with a
+        warning when the module is absent.  Errors above ``atol + rtol * max|torch|`` warn, or
+        raise :class:`VerificationError` with ``strict=True``.
+      fix_adaptive_pool: on the exporter's adaptive-pooling failure, retry with
+        :func:`pointrt.torch.patches.patch_adaptive_avg_pool2d` (static input sizes).
+      quiet: do not print the summary.
+      export_kwargs: passed to ``torch.onnx.export``.
+
+    Returns:
+      an :class:`ExportReport` (also printed unless ``quiet``).
+    """
+    import onnx
+    import torch
+
+    from .torch.patches import is_adaptive_pool_export_error, patch_adaptive_avg_pool2d
+
+    path = os.fspath(path)
+    opset = _resolve_opset(opset)
+    args = _as_tuple(args)
+    input_names = list(input_names)
+    output_names = list(output_names)
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+
+    patched = False
+    try:
+        ref = _run_torch(model, args)
+    except Exception as e:
+        if not (fix_adaptive_pool and is_adaptive_pool_export_error(e)):
+            raise
+        ref = None
+    if len(ref or []) != len(output_names):
+        if ref is not None:
+            raise ExportError(f"the model returns {len(ref)} tensors but {len(output_names)} "
+                              f"output_names were given: {output_names}")
+    axes = _build_dynamic_axes(args, ref, input_names, output_names, dynamic_points,
+                               point_axes, dynamic_batch, dynamic_axes)
+
+    custom = dict(export_kwargs.pop("custom_opsets", {}) or {})
+    custom.setdefault("pointrt", 1)
+    kw = dict(input_names=input_names, output_names=output_names, opset_version=opset,
+              dynamic_axes=axes or None, custom_opsets=custom,
+              do_constant_folding=do_constant_folding)
+    kw.update(export_kwargs)
+
+    def _do_export():
+        with _quiet_export():
+            torch.onnx.export(model, args, path, **kw)
+
+    try:
+        _do_export()
+    except Exception as e:  # noqa: BLE001 - turned into an ExportError below
+        if fix_adaptive_pool and is_adaptive_pool_export_error(e):
+            warnings.warn("pointrt.export: torch.onnx cannot export adaptive_avg_pool2d here "
+                          f"({str(e).splitlines()[0][:160]}); retrying with the static "
+                          "equivalent (pointrt.torch.patches.patch_adaptive_avg_pool2d), which "
+                          "freezes the traced input size.")
+            with patch_adaptive_avg_pool2d():
+                _do_export()
+                if ref is None:
+                    ref = _run_torch(model, args)
+            patched = True
+        elif is_adaptive_pool_export_error(e):
+            raise ExportError(
+                "torch.onnx cannot export adaptive_avg_pool2d whose output size does not divide "
+                "the input size; pass fix_adaptive_pool=True or wrap the export in "
+                "pointrt.torch.patches.patch_adaptive_avg_pool2d()") from e
+        else:
+            raise ExportError(f"torch.onnx.export failed: {type(e).__name__}: "
+                              f"{str(e).strip()[:2000]}") from e
+
+    if ref is not None:
+        _fix_output_shapes(path, output_names, ref, axes)
+
+    try:
+        onnx.checker.check_model(path)
+    except Exception as e:
+        raise ExportError(f"{path} was written but fails onnx.checker: {e}") from e
+
+    mp = onnx.load(path, load_external_data=False)
+    nodes = Counter(n.op_type for n in mp.graph.node if n.domain == "pointrt")
+    report = ExportReport(path=path, opset=opset, size_bytes=os.path.getsize(path),
+                          pointrt_nodes=dict(nodes), dynamic_axes=axes,
+                          adaptive_pool_patched=patched)
+
+    if verify:
+        _verify(report, args, ref, input_names, output_names, atol, rtol, strict)
+    if not quiet:
+        print(report)
+    return report
+
+
+def _fix_output_shapes(path, output_names, ref, axes):
+    """Write the traced length of every output axis that is not dynamic.
+
+    The exporter cannot infer shapes through ``pointrt`` nodes and names such axes with fresh
+    symbols (``Gatherfeatures_dim_1``); the traced sizes are the true ones for every axis that
+    does not depend on the dynamic ones, which are exactly the axes left out of ``axes``.
+    """
+    import onnx
+    if os.path.getsize(path) > (1 << 30):   # leave very large files (external data) alone
+        return
+    model = onnx.load(path)
+    changed = False
+    for out in model.graph.output:
+        if out.name not in output_names:
+            continue
+        t = ref[output_names.index(out.name)]
+        dyn = axes.get(out.name, {})
+        dims = out.type.tensor_type.shape.dim
+        if len(dims) != t.dim():
+            continue
+        for i, d in enumerate(dims):
+            if i not in dyn and not d.HasField("dim_value"):
+                d.dim_value = int(t.shape[i])
+                changed = True
+            elif i in dyn and d.dim_param != dyn[i]:
+                d.dim_param = dyn[i]
+                changed = True
+    if changed:
+        onnx.save(model, path)
+
+
+def _verify(report, args, ref, input_names, output_names, atol, rtol, strict):
+    import torch
+    from .runtime import runtime_status
+
+    st = runtime_status()
+    if st.module is None:
+        report.verify_skipped = st.reason
+        warnings.warn(f"pointrt.export: verification skipped: {st.reason}")
+        return
+    try:
+        sess = st.module.Session(report.path)
+        names = list(getattr(sess, "input_names", input_names))
+        feeds = {}
+        for name, a in zip(input_names, args):
+            if name in names and isinstance(a, torch.Tensor):
+                feeds[name] = np.ascontiguousarray(a.detach().cpu().numpy())
+        got = sess.run(feeds)
+    except Exception as e:  # the runtime's own error (unsupported node, bad shape, ...)
+        report.verified = False
+        msg = (f"pointrt.export: the pointrt runtime could not run {report.path}: "
+               f"{type(e).__name__}: {str(e).strip()[:1500]}")
+        report.verify_skipped = msg
+        if strict:
+            raise VerificationError(msg) from e
+        warnings.warn(msg)
+        return
+    bad = []
+    for name, r in zip(output_names, ref):
+        r = r.detach().cpu().numpy()
+        if name not in got:
+            bad.append(f"{name}: missing from the runtime's outputs")
+            continue
+        g = np.asarray(got[name])
+        if g.shape != r.shape:
+            bad.append(f"{name}: shape {list(g.shape)} != torch {list(r.shape)}")
+            report.max_errors[name] = float("inf")
+            continue
+        if r.size == 0:
+            report.max_errors[name] = 0.0
+            continue
+        err = float(np.max(np.abs(g.astype(np.float64) - r.astype(np.float64))))
+        report.max_errors[name] = err
+        tol = atol + rtol * float(np.max(np.abs(r)))
+        if np.issubdtype(r.dtype, np.integer):
+            tol = 0.0
+        if not err <= tol:
+            bad.append(f"{name}: max error {err:.3g} > tolerance {tol:.3g}")
+    report.verified = not bad
+    if bad:
+        msg = "pointrt.export: the runtime's outputs differ from PyTorch: " + "; ".join(bad)
+        if strict:
+            raise VerificationError(msg)
+        warnings.warn(msg)
