@@ -678,37 +678,3 @@ TEST(TensorTable, RowsCoverOpsetsWithoutGaps) {
   }
 }
 
-// Manual timing (not run by default): --gtest_also_run_disabled_tests --gtest_filter='*TensorPerf*'
-TEST(TensorPerf, DISABLED_BigMoves) {
-  std::mt19937 rng(11);
-  auto time_ms = [](const std::function<void()>& f) {
-    f();
-    // Process CPU time: the build machine is shared, wall time is noisy.
-    std::clock_t t0 = std::clock();
-    for (int i = 0; i < 5; ++i) f();
-    return 1000.0 * static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC / 5;
-  };
-  Tensor x = random_tensor(DType::kFloat32, {1, 64, 256, 256}, rng);  // 16 MiB
-  Tensor y = Tensor::zeros(DType::kFloat32, {1, 256, 256, 64});
-  printf("memcpy 16MiB            %.2f ms\n", time_ms([&] { std::memcpy(y.data(), x.data(), x.nbytes()); }));
-  printf("transpose NCHW->NHWC    %.2f ms\n", time_ms([&] { transpose_cpu(x, {0, 2, 3, 1}, y); }));
-  Tensor x2 = random_tensor(DType::kFloat32, {2048, 2048}, rng), y2 = Tensor::zeros(DType::kFloat32, {2048, 2048});
-  printf("transpose 2048^2        %.2f ms\n", time_ms([&] { transpose_cpu(x2, {1, 0}, y2); }));
-  Tensor y3 = Tensor::zeros(DType::kFloat32, {1, 64, 256, 128});
-  SlicePlan p = slice_plan(x.shape(), {0}, {256}, {3}, {2}, "perf");
-  printf("slice step 2 last axis  %.2f ms\n", time_ms([&] { slice_cpu(x, p, y3); }));
-  SlicePlan p2 = slice_plan(x.shape(), {0}, {128}, {2}, {1}, "perf");
-  printf("slice half axis 2       %.2f ms\n", time_ms([&] { slice_cpu(x, p2, y3); }));
-  Tensor c = Tensor::zeros(DType::kFloat32, {1, 128, 256, 256});
-  std::vector<const Tensor*> ins = {&x, &x};
-  printf("concat 2x16MiB axis 1   %.2f ms\n", time_ms([&] { concat_cpu(ins, 1, c); }));
-  Tensor emb = random_tensor(DType::kFloat32, {30000, 256}, rng), idx = index_tensor(DType::kInt64, {16384}, 30000, rng);
-  Tensor g = Tensor::zeros(DType::kFloat32, {16384, 256});
-  printf("gather 16384 rows x256  %.2f ms\n", time_ms([&] { gather_cpu(emb, idx, 0, g, "perf", "indices"); }));
-  Tensor t = Tensor::zeros(DType::kFloat32, {1, 64, 512, 512});
-  printf("tile x[1,1,2,2]         %.2f ms\n", time_ms([&] { tile_cpu(x, {1, 1, 2, 2}, t); }));
-  PadPlan pp = pad_plan(x.shape(), {0, 0, 1, 1, 0, 0, 1, 1}, {}, PadMode::kReflect, "perf");
-  Tensor pd = Tensor::zeros(DType::kFloat32, pp.out_shape);
-  uint64_t zero = 0;
-  printf("pad reflect 1           %.2f ms\n", time_ms([&] { pad_cpu(x, pp, &zero, pd); }));
-}
