@@ -1,6 +1,66 @@
-// Operator table rows of the ONNX reduce family.
+// Operator table rows of the ONNX reduce family: reductions, arg-reductions, softmax, cumsum,
+// top-k, normalisations, MatMul/Gemm/Einsum.
 #include "ops/families.h"
+#include "ops/onnx/reduce/reduce.h"
 
 namespace pointrt {
-void register_onnx_reduce(OpTable& t) {}
+namespace {
+
+const std::vector<DType> kReduceTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                         DType::kInt64,   DType::kUInt32,  DType::kUInt64};
+
+void add_reduce_rows(OpTable& t) {
+  struct Op {
+    const char* name;
+    ReduceKind kind;
+  };
+  // Opset boundaries: 11 (negative axes), 13 (ReduceSum: axes input), 18 (the others: axes input).
+  for (Op op : {Op{"ReduceSumSquare", ReduceKind::kSumSquare}, Op{"ReduceMean", ReduceKind::kMean},
+                Op{"ReduceL1", ReduceKind::kL1}, Op{"ReduceL2", ReduceKind::kL2}, Op{"ReduceProd", ReduceKind::kProd}}) {
+    ReduceKind k = op.kind;
+    auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
+    auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
+    t.add({"", op.name, 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", op.name, 11, 12, kReduceTypes, attr, "negative axes"});
+    t.add({"", op.name, 13, 17, kReduceTypes, attr, ""});
+    t.add({"", op.name, 18, 21, kReduceTypes, input, "axes input, noop_with_empty_axes"});
+  }
+  {
+    auto attr = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kSum, false); };
+    auto input = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kSum, true); };
+    t.add({"", "ReduceSum", 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", "ReduceSum", 11, 12, kReduceTypes, attr, "negative axes"});
+    t.add({"", "ReduceSum", 13, 21, kReduceTypes, input, "axes input, noop_with_empty_axes"});
+  }
+  {
+    auto attr = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kLogSum, false); };
+    auto input = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kLogSum, true); };
+    t.add({"", "ReduceLogSum", 7, 10, kFloatTypes, attr, "axes attribute"});
+    t.add({"", "ReduceLogSum", 11, 12, kFloatTypes, attr, "negative axes"});
+    t.add({"", "ReduceLogSum", 13, 17, kFloatTypes, attr, ""});
+    t.add({"", "ReduceLogSum", 18, 21, kFloatTypes, input, "axes input, noop_with_empty_axes"});
+  }
+  std::vector<DType> with_8bit = kReduceTypes;
+  with_8bit.push_back(DType::kInt8);
+  with_8bit.push_back(DType::kUInt8);
+  std::vector<DType> with_bool = with_8bit;
+  with_bool.push_back(DType::kBool);
+  for (Op op : {Op{"ReduceMax", ReduceKind::kMax}, Op{"ReduceMin", ReduceKind::kMin}}) {
+    ReduceKind k = op.kind;
+    auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
+    auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
+    t.add({"", op.name, 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", op.name, 11, 11, kReduceTypes, attr, "negative axes"});
+    t.add({"", op.name, 12, 12, with_8bit, attr, "int8/uint8"});
+    t.add({"", op.name, 13, 17, with_8bit, attr, ""});
+    t.add({"", op.name, 18, 19, with_8bit, input, "axes input, noop_with_empty_axes"});
+    t.add({"", op.name, 20, 21, with_bool, input, "bool"});
+  }
+}
+
+}  // namespace
+
+void register_onnx_reduce(OpTable& t) {
+  add_reduce_rows(t);
+}
 }  // namespace pointrt
