@@ -1,7 +1,11 @@
 // Operator table rows of the ONNX reduce family: reductions, arg-reductions, softmax, cumsum,
 // top-k, normalisations, MatMul/Gemm/Einsum.
 #include "ops/families.h"
+#include "ops/onnx/reduce/argminmax.h"
+#include "ops/onnx/reduce/cumsum.h"
 #include "ops/onnx/reduce/reduce.h"
+#include "ops/onnx/reduce/softmax.h"
+#include "ops/onnx/reduce/topk.h"
 
 namespace pointrt {
 namespace {
@@ -58,9 +62,36 @@ void add_reduce_rows(OpTable& t) {
   }
 }
 
+void add_axis_op_rows(OpTable& t) {
+  for (bool is_max : {true, false}) {
+    const char* name = is_max ? "ArgMax" : "ArgMin";
+    auto f = [is_max](const KernelInit& i) { return make_arg_reduce_kernel(i, is_max); };
+    t.add({"", name, 7, 10, kNumericTypes, f, ""});
+    t.add({"", name, 11, 11, kNumericTypes, f, "negative axis"});
+    t.add({"", name, 12, 12, kNumericTypes, f, "select_last_index"});
+    t.add({"", name, 13, 21, kNumericTypes, f, ""});
+  }
+  for (bool log : {false, true}) {
+    const char* name = log ? "LogSoftmax" : "Softmax";
+    auto flat = [log](const KernelInit& i) { return make_softmax_kernel(i, log, true); };
+    auto single = [log](const KernelInit& i) { return make_softmax_kernel(i, log, false); };
+    t.add({"", name, 7, 10, kFloatTypes, flat, "flattened to 2-D at axis"});
+    t.add({"", name, 11, 12, kFloatTypes, flat, "flattened to 2-D at axis, negative axis"});
+    t.add({"", name, 13, 21, kFloatTypes, single, "along one axis"});
+  }
+  auto cumsum = [](const KernelInit& i) { return make_cumsum_kernel(i); };
+  t.add({"", "CumSum", 11, 13, kReduceTypes, cumsum, "exclusive, reverse"});
+  t.add({"", "CumSum", 14, 21, kReduceTypes, cumsum, "exclusive, reverse"});
+  t.add({"", "TopK", 7, 9, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, false, false); }, "k attribute"});
+  t.add({"", "TopK", 10, 10, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, false); }, "K input"});
+  t.add({"", "TopK", 11, 21, kNumericTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, true); },
+         "largest, sorted; ties by lower index"});
+}
+
 }  // namespace
 
 void register_onnx_reduce(OpTable& t) {
   add_reduce_rows(t);
+  add_axis_op_rows(t);
 }
 }  // namespace pointrt
