@@ -2,6 +2,7 @@
 // inputs, accumulator types and NaN-propagating max/min.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -64,6 +65,49 @@ template <typename T>
 inline T highest_value() {
   if constexpr (std::is_floating_point<T>::value) return std::numeric_limits<T>::infinity();
   else return std::numeric_limits<T>::max();
+}
+
+}  // namespace reduce_detail
+}  // namespace pointrt
+
+namespace pointrt {
+namespace reduce_detail {
+
+/// True when `from` broadcasts to `to` by numpy's rules (aligned at the right, dims 1 or equal).
+inline bool broadcastable_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != 1 && f != t) return false;
+  }
+  return true;
+}
+
+/// Write `src` (shape `from`, broadcastable to `to`) expanded to the dense shape `to` into dst.
+template <typename T>
+void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
+  const size_t rank = to.size();
+  const int64_t n = shape_numel(to);
+  if (n == 0) return;
+  if (shape_numel(from) == n) { std::copy(src, src + n, dst); return; }
+  // Source strides aligned to `to`, 0 on broadcast axes.
+  std::vector<int64_t> stride(rank, 0);
+  int64_t s = 1;
+  for (size_t i = 0; i < from.size(); ++i) {
+    size_t a = from.size() - 1 - i;
+    stride[rank - 1 - i] = from[a] == 1 ? 0 : s;
+    s *= from[a];
+  }
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    for (size_t a = 0; a < rank; ++a) off += idx[a] * stride[a];
+    dst[k] = src[off];
+    for (size_t a = rank; a-- > 0;) {
+      if (++idx[a] < to[a]) break;
+      idx[a] = 0;
+    }
+  }
 }
 
 }  // namespace reduce_detail

@@ -3,6 +3,7 @@
 #include "ops/families.h"
 #include "ops/onnx/reduce/argminmax.h"
 #include "ops/onnx/reduce/cumsum.h"
+#include "ops/onnx/reduce/normalization.h"
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
@@ -88,10 +89,16 @@ void add_axis_op_rows(OpTable& t) {
          "largest, sorted; ties by lower index"});
 }
 
+void add_normalization_rows(OpTable& t) {
+  t.add({"", "LayerNormalization", 17, 21, kFloatTypes, make_layer_norm_kernel, "Mean/InvStdDev outputs in float32"});
+  t.add({"", "InstanceNormalization", 6, 21, kFloatTypes, make_instance_norm_kernel, ""});
+}
+
 }  // namespace
 
 void register_onnx_reduce(OpTable& t) {
   add_reduce_rows(t);
   add_axis_op_rows(t);
+  add_normalization_rows(t);
 }
 }  // namespace pointrt
