@@ -3,6 +3,7 @@
 #include "ops/families.h"
 #include "ops/onnx/reduce/argminmax.h"
 #include "ops/onnx/reduce/cumsum.h"
+#include "ops/onnx/reduce/matmul.h"
 #include "ops/onnx/reduce/normalization.h"
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
@@ -94,11 +95,24 @@ void add_normalization_rows(OpTable& t) {
   t.add({"", "InstanceNormalization", 6, 21, kFloatTypes, make_instance_norm_kernel, ""});
 }
 
+void add_linear_algebra_rows(OpTable& t) {
+  t.add({"", "MatMul", 7, 8, kFloatTypes, make_matmul_kernel, "numpy batching"});
+  t.add({"", "MatMul", 9, 12, kReduceTypes, make_matmul_kernel, "numpy batching, integer types"});
+  t.add({"", "MatMul", 13, 21, kReduceTypes, make_matmul_kernel, "numpy batching"});
+  auto c_required = [](const KernelInit& i) { return make_gemm_kernel(i, false); };
+  auto c_optional = [](const KernelInit& i) { return make_gemm_kernel(i, true); };
+  t.add({"", "Gemm", 7, 8, kFloatTypes, c_required, "C required, unidirectional broadcast"});
+  t.add({"", "Gemm", 9, 10, kReduceTypes, c_required, "C required, integer types"});
+  t.add({"", "Gemm", 11, 12, kReduceTypes, c_optional, "C optional"});
+  t.add({"", "Gemm", 13, 21, kReduceTypes, c_optional, "C optional"});
+}
+
 }  // namespace
 
 void register_onnx_reduce(OpTable& t) {
   add_reduce_rows(t);
   add_axis_op_rows(t);
   add_normalization_rows(t);
+  add_linear_algebra_rows(t);
 }
 }  // namespace pointrt
