@@ -3,6 +3,7 @@
 #include "ops/families.h"
 #include "ops/onnx/reduce/argminmax.h"
 #include "ops/onnx/reduce/cumsum.h"
+#include "ops/onnx/reduce/einsum.h"
 #include "ops/onnx/reduce/matmul.h"
 #include "ops/onnx/reduce/normalization.h"
 #include "ops/onnx/reduce/reduce.h"
@@ -105,6 +106,7 @@ void add_linear_algebra_rows(OpTable& t) {
   t.add({"", "Gemm", 9, 10, kReduceTypes, c_required, "C required, integer types"});
   t.add({"", "Gemm", 11, 12, kReduceTypes, c_optional, "C optional"});
   t.add({"", "Gemm", 13, 21, kReduceTypes, c_optional, "C optional"});
+  t.add({"", "Einsum", 12, 21, kNumericTypes, make_einsum_kernel, "ellipsis, diagonals; pairs lowered to batched GEMM"});
 }
 
 }  // namespace
