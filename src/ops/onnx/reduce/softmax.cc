@@ -23,8 +23,9 @@ void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
     double sum = 0;
     if (log) {
       for (int64_t r = 0; r < R; ++r) sum += std::exp(static_cast<double>(in[r] - mx));
-      const T shift = static_cast<T>(mx + std::log(sum));
-      for (int64_t r = 0; r < R; ++r) out[r] = in[r] - shift;
+      // (x - max) is exact-ish; subtracting a combined (max + log sum) would round at max's scale.
+      const T log_sum = static_cast<T>(std::log(sum));
+      for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
     } else {
       for (int64_t r = 0; r < R; ++r) {
         T e = std::exp(in[r] - mx);
@@ -59,10 +60,10 @@ void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, 
           sum[j] += e;
         }
       if (log) {
-        T shift[kBlock];
-        for (int64_t j = 0; j < n; ++j) shift[j] = static_cast<T>(mx[j] + std::log(sum[j]));
+        T log_sum[kBlock];
+        for (int64_t j = 0; j < n; ++j) log_sum[j] = static_cast<T>(std::log(sum[j]));
         for (int64_t r = 0; r < R; ++r)
-          for (int64_t j = 0; j < n; ++j) out[r * inner + j] = in[r * inner + j] - shift[j];
+          for (int64_t j = 0; j < n; ++j) out[r * inner + j] = (in[r * inner + j] - mx[j]) - log_sum[j];
       } else {
         T scale[kBlock];
         for (int64_t j = 0; j < n; ++j) scale[j] = static_cast<T>(1.0 / sum[j]);
