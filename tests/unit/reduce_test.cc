@@ -60,6 +60,7 @@ struct NodeSpec {
   std::vector<Tensor> inputs;       // undefined = omitted optional input
   std::vector<bool> constant;       // per input: constant (initializer) or fed
   int num_outputs = 1;
+  std::map<int, Shape> declared;  // input shapes the model declares, when they differ from the fed ones
 };
 
 Attribute int_attr(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
@@ -82,7 +83,8 @@ std::vector<Tensor> run_node(const NodeSpec& spec) {
     Value& v = g.values[id];
     v.dtype = spec.inputs[i].dtype();
     v.has_shape = true;
-    for (int64_t d : spec.inputs[i].shape()) v.shape.push_back(Dim{d, ""});
+    auto decl = spec.declared.find(static_cast<int>(i));
+    for (int64_t d : decl != spec.declared.end() ? decl->second : spec.inputs[i].shape()) v.shape.push_back(Dim{d, ""});
     if (i < spec.constant.size() && spec.constant[i]) v.constant = spec.inputs[i];
     n.inputs.push_back(id);
   }
@@ -453,10 +455,10 @@ TEST(MatMul, ConstantWeightsArePrepackedAndStillCorrect) {
   matmul_reference(a, w, r);
   auto y = run_node({"MatMul", 13, {}, {a, w}, {false, true}});
   expect_close(y[0], r, 1e-4, 1e-4, "packed matmul");
-  // The same kernel fed another batch size falls back to sgemm.
+  // A kernel prepared for another shape of A falls back to sgemm.
   Tensor a2 = random_tensor(DType::kFloat32, {3, 33}, 7), r2 = Tensor::allocate(DType::kFloat32, {3, 65});
   matmul_reference(a2, w, r2);
-  y = run_node({"MatMul", 13, {}, {a2, w}, {false, true}});
+  y = run_node({"MatMul", 13, {}, {a2, w}, {false, true}, 1, {{0, Shape{2, 17, 33}}}});
   expect_close(y[0], r2, 1e-4, 1e-4, "matmul fallback");
 }
 
