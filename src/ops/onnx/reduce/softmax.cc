@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "ops/onnx/reduce/reduce_common.h"
 
@@ -12,26 +14,80 @@ namespace {
 
 using namespace reduce_detail;
 
+// exp for float written with arithmetic and bit operations only, so loops over it vectorise
+// (glibc's expf does not without -ffast-math). Cephes' polynomial on [-ln2/2, ln2/2]: within
+// 2 ulp of expf; exactly 0 below -87.3 (so -inf masks give 0), inf above 88.7, NaN stays NaN.
+inline float fast_exp(float x) {
+  const float clamped = std::min(std::max(x, -87.3f), 88.7f);
+  const float magic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
+  const float t = clamped * 1.44269504088896341f + magic;
+  const float n = t - magic;
+  int32_t t_bits;
+  std::memcpy(&t_bits, &t, 4);
+  const int32_t n_int = t_bits - 0x4B400000;  // bits of `magic`
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t scale_bits = (n_int + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &scale_bits, 4);
+  float result = p * scale;
+  result = x < -87.3f ? 0.0f : result;
+  result = x > 88.7f ? INFINITY : result;
+  return x != x ? x : result;
+}
+inline double fast_exp(double x) { return std::exp(x); }
+
+// Maximum of a row (NaN if any element is NaN), in vectorisable form.
+template <typename T>
+inline T row_max(const T* in, int64_t n) {
+  T mx = in[0];
+  int nan = 0;
+#pragma omp simd reduction(max : mx) reduction(| : nan)
+  for (int64_t i = 0; i < n; ++i) {
+    mx = in[i] > mx ? in[i] : mx;
+    nan |= in[i] != in[i];
+  }
+  return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
+}
+
+// out[i] = exp(in[i] - shift) (when out != null); returns the sum in double.
+template <typename T>
+inline double exp_shifted(const T* in, T* out, int64_t n, T shift) {
+  double sum = 0;
+  if (out) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = fast_exp(in[i] - shift);
+      out[i] = e;
+      sum += e;
+    }
+  } else {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) sum += fast_exp(in[i] - shift);
+  }
+  return sum;
+}
+
 template <typename T>
 void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
 #pragma omp parallel for if (outer * R > (1 << 14))
   for (int64_t o = 0; o < outer; ++o) {
     const T* in = x + o * R;
     T* out = y + o * R;
-    T mx = in[0];
-    for (int64_t r = 1; r < R; ++r) mx = max_nan(mx, in[r]);
-    double sum = 0;
+    const T mx = row_max(in, R);
     if (log) {
-      for (int64_t r = 0; r < R; ++r) sum += std::exp(static_cast<double>(in[r] - mx));
+      const double sum = exp_shifted<T>(in, nullptr, R, mx);
       // (x - max) is exact-ish; subtracting a combined (max + log sum) would round at max's scale.
       const T log_sum = static_cast<T>(std::log(sum));
       for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
     } else {
-      for (int64_t r = 0; r < R; ++r) {
-        T e = std::exp(in[r] - mx);
-        out[r] = e;
-        sum += e;
-      }
+      const double sum = exp_shifted<T>(in, out, R, mx);
       const T scale = static_cast<T>(1.0 / sum);
       for (int64_t r = 0; r < R; ++r) out[r] *= scale;
     }
@@ -55,7 +111,7 @@ void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, 
         for (int64_t j = 0; j < n; ++j) mx[j] = max_nan(mx[j], in[r * inner + j]);
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < n; ++j) {
-          T e = std::exp(in[r * inner + j] - mx[j]);
+          T e = fast_exp(in[r * inner + j] - mx[j]);
           if (!log) out[r * inner + j] = e;
           sum[j] += e;
         }
