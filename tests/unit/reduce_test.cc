@@ -206,7 +206,7 @@ TEST(Reduce, EmptySetValues) {
   EXPECT_EQ(one(ReduceKind::kProd), 1.f);
   EXPECT_EQ(one(ReduceKind::kMax), -INFINITY);
   EXPECT_EQ(one(ReduceKind::kMin), INFINITY);
-  EXPECT_TRUE(std::isnan(one(ReduceKind::kMean)));
+  EXPECT_EQ(one(ReduceKind::kMean), 0.f);
   EXPECT_EQ(one(ReduceKind::kLogSum), -INFINITY);
 }
 
@@ -223,8 +223,15 @@ TEST(Reduce, NodeForms) {
   EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1}));
   y = run_node({"ReduceSum", 13, {{"noop_with_empty_axes", int_attr(1)}}, {x, int64_tensor({})}});
   expect_close(y[0], x, 0, 0, "noop");
-  y = run_node({"ReduceL2", 18, {{"noop_with_empty_axes", int_attr(1)}}, {x}});
+  y = run_node({"ReduceMax", 18, {{"noop_with_empty_axes", int_attr(1)}}, {x}});
   expect_close(y[0], x, 0, 0, "noop without axes input");
+  // Kinds with a per-element map apply it (sets of one element).
+  Tensor neg = make_tensor<float>(DType::kFloat32, {2}, {-3.f, 2.f});
+  y = run_node({"ReduceL2", 18, {{"noop_with_empty_axes", int_attr(1)}}, {neg}});
+  EXPECT_EQ(y[0].data_as<float>()[0], 3.f);
+  y = run_node({"ReduceSumSquare", 18, {{"noop_with_empty_axes", int_attr(1)}}, {neg, int64_tensor({})}});
+  EXPECT_EQ(y[0].data_as<float>()[0], 9.f);
+  EXPECT_EQ(y[0].shape(), (Shape{2}));
   // Rank 0 input reduces to itself (SumSquare squares it).
   Tensor s = make_tensor<float>(DType::kFloat32, {}, {3.f});
   y = run_node({"ReduceSumSquare", 13, {}, {s}});

@@ -63,8 +63,7 @@ struct ReduceOp<T, ReduceKind::kMean> : SumLike<T> {
   using Acc = WideAcc<T>;
   static Acc map(T x) { return Acc(x); }
   static T finish(Acc a, int64_t n) {
-    if constexpr (std::is_floating_point<T>::value) return T(a / Acc(n));  // n = 0: NaN
-    else return n == 0 ? T(0) : T(a / Acc(n));
+    return n == 0 ? T(0) : T(a / Acc(n));  // empty set: 0, as ONNX Runtime (the spec leaves it undefined)
   }
 };
 template <typename T>
@@ -311,7 +310,15 @@ class ReduceKernel : public OpKernel {
     std::vector<int64_t> axes = axes_;
     if (axes_from_input_ && ctx.has_input(1)) axes = reduce_detail::read_int_list(ctx.input(1), ctx.where(), "axes");
     if (axes.empty() && noop_with_empty_axes_) {
-      ctx.set_output(0, x);  // the spec: the output is the input
+      // Each element is a set of one: Sum/Mean/Max/Min/Prod return it unchanged (aliased),
+      // the others apply their per-element map (|x|, x*x, log x), as ONNX Runtime does.
+      if (kind_ == ReduceKind::kSum || kind_ == ReduceKind::kMean || kind_ == ReduceKind::kMax ||
+          kind_ == ReduceKind::kMin || kind_ == ReduceKind::kProd) {
+        ctx.set_output(0, x);
+        return;
+      }
+      Tensor& y = ctx.output(0, x.dtype(), x.shape());
+      reduce_optimized(kind_, x, std::vector<bool>(x.rank(), false), y);
       return;
     }
     std::vector<bool> reduced = resolve_reduce_axes(axes, static_cast<int64_t>(x.rank()), ctx.where());

@@ -5,12 +5,14 @@
 //  - axes: attribute before opset 18 (13 for ReduceSum), optional int64 input after. Negative
 //    axes count from the back; a repeated or out-of-range axis is an error.
 //  - No axes (absent or empty): reduce over every axis, unless noop_with_empty_axes = 1, in which
-//    case the output is the input unchanged (the spec's "equivalent to input tensor", for every
-//    kind, including ReduceSumSquare and ReduceL2).
+//    case nothing is reduced: every element is a set of one, so Sum/Mean/Max/Min/Prod return the
+//    input, SumSquare x*x, L1 and L2 |x|, LogSum log(x) (what ONNX Runtime does; ONNX's Python
+//    reference agrees for SumSquare but returns the input for L1/L2).
 //  - keepdims = 1 keeps reduced axes as size 1.
 //  - Reduction over an empty set (a reduced axis of size 0): Sum, SumSquare, L1, L2 give 0,
 //    Prod gives 1, Max gives -inf (the lowest value for integers, false for bool), Min gives +inf
-//    (the highest value, true), Mean gives NaN (0 for integers), LogSum gives -inf.
+//    (the highest value, true), LogSum gives -inf, Mean gives 0 (undefined in the spec; 0 as
+//    ONNX Runtime).
 //  - Max/Min propagate NaN. Float sums accumulate in double.
 #pragma once
 

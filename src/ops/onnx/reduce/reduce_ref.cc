@@ -57,8 +57,9 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
       case ReduceKind::kL2: out = T(std::sqrt(static_cast<double>(sum))); break;
       case ReduceKind::kLogSum: out = T(std::log(static_cast<double>(sum))); break;
       case ReduceKind::kMean:
-        if (is_float) out = T(static_cast<double>(sum) / static_cast<double>(count));
-        else out = count == 0 ? T(0) : T(sum / Wide(count));
+        if (count == 0) out = T(0);
+        else if (is_float) out = T(static_cast<double>(sum) / static_cast<double>(count));
+        else out = T(sum / Wide(count));
         break;
       case ReduceKind::kProd: out = T(prod); break;
       case ReduceKind::kMax: out = nan ? std::numeric_limits<T>::quiet_NaN() : mx; break;
