@@ -45,7 +45,10 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
   const size_t orank = osz.size();
   const int64_t last = orank ? osz.back() : 1, last_stride = orank ? ost.back() : 0;
   const int64_t rows = out_n / last;
-#pragma omp parallel for if (out_n * sum_n > (1 << 15))
+#pragma omp parallel if (out_n * sum_n > (1 << 15))
+  {
+  std::vector<int64_t> idx(ssz.size(), 0);  // odometer over the summed dims, one per thread
+#pragma omp for
   for (int64_t r = 0; r < rows; ++r) {
     int64_t base = 0, rem = r;
     for (size_t a = orank - (orank ? 1 : 0); a-- > 0;) {
@@ -58,7 +61,7 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
       continue;
     }
     for (int64_t j = 0; j < last; ++j) out[j] = T(0);
-    std::vector<int64_t> idx(ssz.size(), 0);
+    std::fill(idx.begin(), idx.end(), 0);
     int64_t soff = 0;
     for (int64_t s = 0; s < sum_n; ++s) {
       const T* p = src + base + soff;
@@ -70,6 +73,7 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
         idx[a] = 0;
       }
     }
+  }
   }
 }
 
