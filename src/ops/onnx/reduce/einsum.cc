@@ -77,6 +77,20 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
   }
 }
 
+// True when `v` already is the contiguous operand with labels `keep` in that order (no
+// diagonal, no summed or broadcast label), so materialize() would not copy.
+template <typename T>
+bool fits_without_copy(const View<T>& v, const std::vector<int>& keep, const std::vector<int64_t>& label_size) {
+  if (v.labels != keep) return false;
+  int64_t stride = 1;
+  for (size_t i = keep.size(); i-- > 0;) {
+    if (v.dims[i] != label_size[keep[i]]) return false;
+    if (v.dims[i] != 1 && v.strides[i] != stride) return false;
+    stride *= v.dims[i];
+  }
+  return true;
+}
+
 // Gather `v` into a contiguous operand whose labels are `keep` (in that order); labels of `v`
 // not in `keep` are summed; kept size-1 dims broadcast to label_size.
 template <typename T>
@@ -163,8 +177,17 @@ void einsum_typed(const EinsumPlan& plan, const std::vector<const Tensor*>& ins,
     a_order.insert(a_order.end(), contracted.begin(), contracted.end());
     b_order.insert(b_order.end(), contracted.begin(), contracted.end());
     b_order.insert(b_order.end(), right.begin(), right.end());
-    View<T> a = materialize(cur, a_order, plan.label_size);
-    View<T> b = materialize(x, b_order, plan.label_size);
+    // An operand already laid out as [batch, K, M] or [batch, N, K] goes to the GEMM transposed
+    // instead of being copied (e.g. attention's "bhqd,bhkd->bhqk").
+    std::vector<int> a_trans_order = batch, b_trans_order = batch;
+    a_trans_order.insert(a_trans_order.end(), contracted.begin(), contracted.end());
+    a_trans_order.insert(a_trans_order.end(), left.begin(), left.end());
+    b_trans_order.insert(b_trans_order.end(), right.begin(), right.end());
+    b_trans_order.insert(b_trans_order.end(), contracted.begin(), contracted.end());
+    const bool trans_a = !fits_without_copy(cur, a_order, plan.label_size) && fits_without_copy(cur, a_trans_order, plan.label_size);
+    const bool trans_b = !fits_without_copy(x, b_order, plan.label_size) && fits_without_copy(x, b_trans_order, plan.label_size);
+    View<T> a = materialize(cur, trans_a ? a_trans_order : a_order, plan.label_size);
+    View<T> b = materialize(x, trans_b ? b_trans_order : b_order, plan.label_size);
     const int64_t nb = size_of(batch), M = size_of(left), K = size_of(contracted), N = size_of(right);
     View<T> r;
     r.labels = batch;
@@ -174,7 +197,7 @@ void einsum_typed(const EinsumPlan& plan, const std::vector<const Tensor*>& ins,
     r.strides.assign(r.dims.size(), 1);
     for (size_t k = r.dims.size(); k-- > 1;) r.strides[k - 1] = r.strides[k] * r.dims[k];
     r.storage.assign(static_cast<size_t>(nb * M * N), T(0));
-    if (K > 0) batched_matmul<T>(nb, M, N, K, a.data, M * K, b.data, K * N, r.storage.data());
+    if (K > 0) batched_matmul<T>(nb, M, N, K, a.data, M * K, b.data, K * N, r.storage.data(), trans_a, trans_b);
     r.data = r.storage.data();
     cur = std::move(r);
     if (cur.storage.size() && cur.data != cur.storage.data()) cur.data = cur.storage.data();

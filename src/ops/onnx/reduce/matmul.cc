@@ -218,23 +218,24 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 
 template <typename T>
 void batched_matmul(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t stride_a, const T* B,
-                    int64_t stride_b, T* C) {
+                    int64_t stride_b, T* C, bool trans_a, bool trans_b) {
   if (batch == 0 || M == 0 || N == 0) return;
+  const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
   // One large product: let the GEMM thread itself. Many small ones: one thread per product.
   const bool many_small = batch >= 2 * omp_get_max_threads() && M * N * K < (1 << 18);
   if (!many_small) {
     for (int64_t i = 0; i < batch; ++i)
-      gemm_impl<T>(false, false, M, N, K, T(1), A + i * stride_a, K, B + i * stride_b, N, T(0), C + i * M * N, N, true);
+      gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, true);
     return;
   }
 #pragma omp parallel for
   for (int64_t i = 0; i < batch; ++i)
-    gemm_impl<T>(false, false, M, N, K, T(1), A + i * stride_a, K, B + i * stride_b, N, T(0), C + i * M * N, N, false);
+    gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, false);
 }
 
 #define POINTRT_GEMM_INSTANCES(T)                                                                                    \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t); \
-  template void batched_matmul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*);
+  template void batched_matmul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, bool, bool);
 POINTRT_GEMM_INSTANCES(float)
 POINTRT_GEMM_INSTANCES(double)
 POINTRT_GEMM_INSTANCES(int8_t)

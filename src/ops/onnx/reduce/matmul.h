@@ -19,11 +19,12 @@ template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
           int64_t ldb, T beta, T* C, int64_t ldc);
 
-/// Batched C_i[M, N] = A_i[M, K] * B_i[K, N] for i < batch, with element strides between
-/// consecutive matrices (0 = the same matrix for every i).
+/// Batched C_i[M, N] = op(A_i) * op(B_i) for i < batch, with element strides between
+/// consecutive matrices (0 = the same matrix for every i). A_i is [M, K] ([K, M] when trans_a),
+/// B_i is [K, N] ([N, K] when trans_b), all dense row-major.
 template <typename T>
 void batched_matmul(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t stride_a, const T* B,
-                    int64_t stride_b, T* C);
+                    int64_t stride_b, T* C, bool trans_a = false, bool trans_b = false);
 
 /// numpy.matmul output shape; errors (naming `where` and both shapes) on rank 0, an inner
 /// dimension mismatch or batch dimensions that do not broadcast.
