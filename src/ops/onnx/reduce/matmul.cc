@@ -106,8 +106,8 @@ struct PackedMatmul {
   void run(const float* a, float* y) const {
     dnnl::stream s(engine);
     dnnl::memory src(src_md, engine, const_cast<float*>(a)), dst(dst_md, engine, y);
-    std::vector<uint8_t> scratch(scratch_md.get_size());
-    dnnl::memory pad(scratch_md, engine, scratch.data());
+    std::unique_ptr<uint8_t[]> scratch(new uint8_t[std::max<size_t>(1, scratch_md.get_size())]);  // per run: thread-safe
+    dnnl::memory pad(scratch_md, engine, scratch.get());
     primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
     s.wait();
   }
