@@ -140,7 +140,7 @@ std::vector<Shape> awkward_shapes() {
 // ---------------------------------------------------------------- reductions
 const ReduceKind kAllKinds[] = {ReduceKind::kSum, ReduceKind::kSumSquare, ReduceKind::kMean, ReduceKind::kL1,
                                 ReduceKind::kL2,  ReduceKind::kMax,       ReduceKind::kMin,  ReduceKind::kProd,
-                                ReduceKind::kLogSum};
+                                ReduceKind::kLogSum, ReduceKind::kLogSumExp};
 
 void check_reduce(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, const std::string& label) {
   for (bool keep : {true, false}) {
@@ -167,6 +167,7 @@ TEST(Reduce, EveryAxisSubsetMatchesReference) {
         for (ReduceKind k : kAllKinds) {
           if (!reduce_kind_accepts(k, dt)) continue;
           if (k == ReduceKind::kProd && shape_numel(s) > 64 && dt != DType::kFloat64 && dt != DType::kFloat32) continue;
+
           check_reduce(k, x, reduced, str_cat(dtype_name(dt), " ", shape_str(s), " mask ", mask, " kind ", int(k)));
         }
       }
@@ -212,6 +213,14 @@ TEST(Reduce, EmptySetValues) {
   EXPECT_EQ(one(ReduceKind::kMin), INFINITY);
   EXPECT_EQ(one(ReduceKind::kMean), 0.f);
   EXPECT_EQ(one(ReduceKind::kLogSum), -INFINITY);
+  EXPECT_EQ(one(ReduceKind::kLogSumExp), -INFINITY);
+}
+
+TEST(Reduce, LogSumExpIsStable) {
+  Tensor x = make_tensor<float>(DType::kFloat32, {4}, {1000.f, 1000.f, -INFINITY, 999.f});
+  Tensor y = Tensor::allocate(DType::kFloat32, {});
+  reduce_optimized(ReduceKind::kLogSumExp, x, {true}, y);
+  EXPECT_NEAR(y.data_as<float>()[0], 1000.f + std::log(2.f + std::exp(-1.f)), 1e-3);
 }
 
 TEST(Reduce, NodeForms) {

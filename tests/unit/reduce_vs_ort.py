@@ -68,15 +68,15 @@ def emit(name, op, opset, inputs, attrs, n_out=1, const_inputs=()):
         open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
     count += 1
 
-reduces = ["ReduceSum", "ReduceSumSquare", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSum"]
+reduces = ["ReduceSum", "ReduceSumSquare", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp"]
 for op in reduces:
-    for opset in [7, 11, 13, 18, 20]:
+    for opset in [1, 7, 11, 13, 18, 20]:
         if op not in ("ReduceMax", "ReduceMin") and opset == 20: continue
         axes_input = opset >= (13 if op == "ReduceSum" else 18)
         dts = [np.float32, np.float64, np.int32, np.int64]
         if op in ("ReduceMax", "ReduceMin") and opset >= 12: dts += [np.int8, np.uint8]
         if op in ("ReduceMax", "ReduceMin") and opset >= 20: dts += [np.bool_]
-        if op == "ReduceLogSum": dts = [np.float32]
+        if op in ("ReduceLogSum", "ReduceLogSumExp"): dts = [np.float32, np.float64]
         for dt in dts:
             for shape, axes in [((2, 3, 4), [1]), ((2, 3, 4), [0, 2]), ((3, 1, 5, 2), None), ((4, 5), [-1] if opset >= 11 else [1]), ((2, 0, 3), [1]), ((5,), [])]:
                 for keep in [0, 1]:
@@ -189,7 +189,7 @@ for ta, tb in itertools.product([0, 1], [0, 1]):
             for const in [(), (1,), (1, 2)]:
                 emit(f"GemmBig_t{ta}{tb}_c{'x'.join(map(str, cshape)) if cshape else 'none'}_al{alpha}_const{len(const)}", "Gemm", 13, inputs,
                      {"transA": ta, "transB": tb, "alpha": alpha, "beta": 0.75}, const_inputs=const)
-for op in ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2", "ReduceProd"]:
+for op in ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2", "ReduceProd", "ReduceLogSumExp"]:
     for shape, axes in [((300, 257), [0]), ((300, 257), [1]), ((4, 300, 65), [0, 2]), ((2, 3, 5000), [1]), ((70000,), [0]), ((3, 40000), [0])]:
         x = rand(shape, np.float32)
         if op == "ReduceProd": x = (1 + x * 0.001).astype(np.float32)

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <utility>
 
 #include "ops/onnx/reduce/reduce_common.h"
 
@@ -71,6 +73,23 @@ struct ReduceOp<T, ReduceKind::kLogSum> : SumLike<T> {
   using Acc = WideAcc<T>;
   static Acc map(T x) { return Acc(x); }
   static T finish(Acc a, int64_t) { return T(std::log(static_cast<double>(a))); }
+};
+// Running log-sum-exp state: the maximum seen and the sum of exp(x - max).
+struct LogSumExpAcc {
+  double max, sum;
+};
+template <typename T>
+struct ReduceOp<T, ReduceKind::kLogSumExp> {
+  using Acc = LogSumExpAcc;
+  static Acc init() { return {-std::numeric_limits<double>::infinity(), 0.0}; }
+  static Acc map(T x) { return {static_cast<double>(x), 1.0}; }
+  static Acc combine(Acc a, Acc b) {
+    if (a.max < b.max) std::swap(a, b);  // a holds the larger maximum (NaN stays in a or poisons the sum)
+    if (b.max == -std::numeric_limits<double>::infinity()) return a;  // b empty (or both)
+    if (a.max == std::numeric_limits<double>::infinity()) return {a.max, 1.0};
+    return {a.max, a.sum + b.sum * std::exp(b.max - a.max)};
+  }
+  static T finish(Acc a, int64_t) { return static_cast<T>(a.max + std::log(a.sum)); }
 };
 template <typename T>
 struct ReduceOp<T, ReduceKind::kProd> {
@@ -272,6 +291,9 @@ void reduce_for_type(ReduceKind kind, const Tensor& x, const std::vector<bool>& 
       case ReduceKind::kLogSum:
         if constexpr (std::is_floating_point<T>::value) { reduce_typed<T, ReduceKind::kLogSum>(x, reduced, y); return; }
         break;
+      case ReduceKind::kLogSumExp:
+        if constexpr (std::is_floating_point<T>::value) { reduce_typed<T, ReduceKind::kLogSumExp>(x, reduced, y); return; }
+        break;
       default: break;
     }
   }
@@ -289,6 +311,7 @@ const char* kind_name(ReduceKind k) {
     case ReduceKind::kMin: return "ReduceMin";
     case ReduceKind::kProd: return "ReduceProd";
     case ReduceKind::kLogSum: return "ReduceLogSum";
+    case ReduceKind::kLogSumExp: return "ReduceLogSumExp";
   }
   return "Reduce";
 }
@@ -313,7 +336,7 @@ class ReduceKernel : public OpKernel {
       // Each element is a set of one: Sum/Mean/Max/Min/Prod return it unchanged (aliased),
       // the others apply their per-element map (|x|, x*x, log x), as ONNX Runtime does.
       if (kind_ == ReduceKind::kSum || kind_ == ReduceKind::kMean || kind_ == ReduceKind::kMax ||
-          kind_ == ReduceKind::kMin || kind_ == ReduceKind::kProd) {
+          kind_ == ReduceKind::kMin || kind_ == ReduceKind::kProd || kind_ == ReduceKind::kLogSumExp) {
         ctx.set_output(0, x);
         return;
       }
@@ -357,7 +380,8 @@ Shape reduce_output_shape(const Shape& in, const std::vector<bool>& reduced, boo
 bool reduce_kind_accepts(ReduceKind kind, DType t) {
   switch (t) {
     case DType::kFloat32: case DType::kFloat64: return true;
-    case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64: return kind != ReduceKind::kLogSum;
+    case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64:
+      return kind != ReduceKind::kLogSum && kind != ReduceKind::kLogSumExp;
     case DType::kInt8: case DType::kUInt8: case DType::kBool:
       return kind == ReduceKind::kMax || kind == ReduceKind::kMin;
     default: return false;

@@ -1,5 +1,5 @@
 // ReduceSum, ReduceSumSquare, ReduceMean, ReduceL1, ReduceL2, ReduceMax, ReduceMin, ReduceProd,
-// ReduceLogSum (ONNX opsets 1..21 as the table declares).
+// ReduceLogSum, ReduceLogSumExp (ONNX opsets 1..21 as the table declares).
 //
 // Semantics (ONNX):
 //  - axes: attribute before opset 18 (13 for ReduceSum), optional int64 input after. Negative
@@ -11,9 +11,10 @@
 //  - keepdims = 1 keeps reduced axes as size 1.
 //  - Reduction over an empty set (a reduced axis of size 0): Sum, SumSquare, L1, L2 give 0,
 //    Prod gives 1, Max gives -inf (the lowest value for integers, false for bool), Min gives +inf
-//    (the highest value, true), LogSum gives -inf, Mean gives 0 (undefined in the spec; 0 as
+//    (the highest value, true), LogSum and LogSumExp give -inf, Mean gives 0 (undefined in the spec; 0 as
 //    ONNX Runtime).
-//  - Max/Min propagate NaN. Float sums accumulate in double.
+//  - Max/Min propagate NaN. Float sums accumulate in double. LogSumExp keeps a running
+//    (max, sum of exp(x - max)) pair, so large inputs do not overflow.
 #pragma once
 
 #include <vector>
@@ -22,7 +23,7 @@
 
 namespace pointrt {
 
-enum class ReduceKind { kSum, kSumSquare, kMean, kL1, kL2, kMax, kMin, kProd, kLogSum };
+enum class ReduceKind { kSum, kSumSquare, kMean, kL1, kL2, kMax, kMin, kProd, kLogSum, kLogSumExp };
 
 /// Which axes of a rank-`rank` tensor are reduced. `axes` empty = all axes. Errors (naming
 /// `where`) on an out-of-range or repeated axis.

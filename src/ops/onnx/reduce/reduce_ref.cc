@@ -56,6 +56,25 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
       case ReduceKind::kSum: case ReduceKind::kSumSquare: case ReduceKind::kL1: out = T(sum); break;
       case ReduceKind::kL2: out = T(std::sqrt(static_cast<double>(sum))); break;
       case ReduceKind::kLogSum: out = T(std::log(static_cast<double>(sum))); break;
+      case ReduceKind::kLogSumExp: {
+        // Second sweep: sum of exp(x - max) with the maximum found above.
+        if constexpr (is_float) {
+          if (nan) { out = std::numeric_limits<T>::quiet_NaN(); break; }
+          if (count == 0 || mx == -std::numeric_limits<T>::infinity()) { out = mx; break; }
+          if (mx == std::numeric_limits<T>::infinity()) { out = mx; break; }
+          long double se = 0;
+          for (int64_t r = 0; r < count; ++r) {
+            int64_t off = base, rr = r;
+            for (size_t k = red_axes.size(); k-- > 0;) {
+              off += (rr % s[red_axes[k]]) * stride[red_axes[k]];
+              rr /= s[red_axes[k]];
+            }
+            se += std::exp(static_cast<long double>(x[off]) - static_cast<long double>(mx));
+          }
+          out = T(static_cast<long double>(mx) + std::log(se));
+        }
+        break;
+      }
       case ReduceKind::kMean:
         if (count == 0) out = T(0);
         else if (is_float) out = T(static_cast<double>(sum) / static_cast<double>(count));

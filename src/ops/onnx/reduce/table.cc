@@ -27,7 +27,7 @@ void add_reduce_rows(OpTable& t) {
     ReduceKind k = op.kind;
     auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
     auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
-    t.add({"", op.name, 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", op.name, 1, 10, kReduceTypes, attr, "axes attribute"});
     t.add({"", op.name, 11, 12, kReduceTypes, attr, "negative axes"});
     t.add({"", op.name, 13, 17, kReduceTypes, attr, ""});
     t.add({"", op.name, 18, 21, kReduceTypes, input, "axes input, noop_with_empty_axes"});
@@ -35,17 +35,18 @@ void add_reduce_rows(OpTable& t) {
   {
     auto attr = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kSum, false); };
     auto input = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kSum, true); };
-    t.add({"", "ReduceSum", 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", "ReduceSum", 1, 10, kReduceTypes, attr, "axes attribute"});
     t.add({"", "ReduceSum", 11, 12, kReduceTypes, attr, "negative axes"});
     t.add({"", "ReduceSum", 13, 21, kReduceTypes, input, "axes input, noop_with_empty_axes"});
   }
-  {
-    auto attr = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kLogSum, false); };
-    auto input = [](const KernelInit& i) { return make_reduce_kernel(i, ReduceKind::kLogSum, true); };
-    t.add({"", "ReduceLogSum", 7, 10, kFloatTypes, attr, "axes attribute"});
-    t.add({"", "ReduceLogSum", 11, 12, kFloatTypes, attr, "negative axes"});
-    t.add({"", "ReduceLogSum", 13, 17, kFloatTypes, attr, ""});
-    t.add({"", "ReduceLogSum", 18, 21, kFloatTypes, input, "axes input, noop_with_empty_axes"});
+  for (Op op : {Op{"ReduceLogSum", ReduceKind::kLogSum}, Op{"ReduceLogSumExp", ReduceKind::kLogSumExp}}) {
+    ReduceKind k = op.kind;
+    auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
+    auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
+    t.add({"", op.name, 1, 10, kFloatTypes, attr, "axes attribute"});
+    t.add({"", op.name, 11, 12, kFloatTypes, attr, "negative axes"});
+    t.add({"", op.name, 13, 17, kFloatTypes, attr, ""});
+    t.add({"", op.name, 18, 21, kFloatTypes, input, "axes input, noop_with_empty_axes"});
   }
   std::vector<DType> with_8bit = kReduceTypes;
   with_8bit.push_back(DType::kInt8);
@@ -56,7 +57,7 @@ void add_reduce_rows(OpTable& t) {
     ReduceKind k = op.kind;
     auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
     auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
-    t.add({"", op.name, 7, 10, kReduceTypes, attr, "axes attribute"});
+    t.add({"", op.name, 1, 10, kReduceTypes, attr, "axes attribute"});
     t.add({"", op.name, 11, 11, kReduceTypes, attr, "negative axes"});
     t.add({"", op.name, 12, 12, with_8bit, attr, "int8/uint8"});
     t.add({"", op.name, 13, 17, with_8bit, attr, ""});
@@ -69,7 +70,7 @@ void add_axis_op_rows(OpTable& t) {
   for (bool is_max : {true, false}) {
     const char* name = is_max ? "ArgMax" : "ArgMin";
     auto f = [is_max](const KernelInit& i) { return make_arg_reduce_kernel(i, is_max); };
-    t.add({"", name, 7, 10, kNumericTypes, f, ""});
+    t.add({"", name, 1, 10, kNumericTypes, f, ""});
     t.add({"", name, 11, 11, kNumericTypes, f, "negative axis"});
     t.add({"", name, 12, 12, kNumericTypes, f, "select_last_index"});
     t.add({"", name, 13, 21, kNumericTypes, f, ""});
@@ -78,14 +79,14 @@ void add_axis_op_rows(OpTable& t) {
     const char* name = log ? "LogSoftmax" : "Softmax";
     auto flat = [log](const KernelInit& i) { return make_softmax_kernel(i, log, true); };
     auto single = [log](const KernelInit& i) { return make_softmax_kernel(i, log, false); };
-    t.add({"", name, 7, 10, kFloatTypes, flat, "flattened to 2-D at axis"});
+    t.add({"", name, 1, 10, kFloatTypes, flat, "flattened to 2-D at axis"});
     t.add({"", name, 11, 12, kFloatTypes, flat, "flattened to 2-D at axis, negative axis"});
     t.add({"", name, 13, 21, kFloatTypes, single, "along one axis"});
   }
   auto cumsum = [](const KernelInit& i) { return make_cumsum_kernel(i); };
   t.add({"", "CumSum", 11, 13, kReduceTypes, cumsum, "exclusive, reverse"});
   t.add({"", "CumSum", 14, 21, kReduceTypes, cumsum, "exclusive, reverse"});
-  t.add({"", "TopK", 7, 9, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, false, false); }, "k attribute"});
+  t.add({"", "TopK", 1, 9, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, false, false); }, "k attribute"});
   t.add({"", "TopK", 10, 10, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, false); }, "K input"});
   t.add({"", "TopK", 11, 21, kNumericTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, true); },
          "largest, sorted; ties by lower index"});
@@ -97,7 +98,7 @@ void add_normalization_rows(OpTable& t) {
 }
 
 void add_linear_algebra_rows(OpTable& t) {
-  t.add({"", "MatMul", 7, 8, kFloatTypes, make_matmul_kernel, "numpy batching"});
+  t.add({"", "MatMul", 1, 8, kFloatTypes, make_matmul_kernel, "numpy batching"});
   t.add({"", "MatMul", 9, 12, kReduceTypes, make_matmul_kernel, "numpy batching, integer types"});
   t.add({"", "MatMul", 13, 21, kReduceTypes, make_matmul_kernel, "numpy batching"});
   auto c_required = [](const KernelInit& i) { return make_gemm_kernel(i, false); };
