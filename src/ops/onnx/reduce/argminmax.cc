@@ -25,10 +25,26 @@ void arg_typed(const T* x, int64_t outer, int64_t R, int64_t inner, int64_t* y) 
 #pragma omp parallel for if (work > (1 << 15))
     for (int64_t o = 0; o < outer; ++o) {
       const T* row = x + o * R;
-      T best = row[0];
+      // Vectorised extremum first, then the first (last) position holding it; rows with a NaN
+      // take the sequential scan, whose rule the header states.
+      T m = row[0];
+      int nan = 0;
+      if constexpr (kMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+        for (int64_t r = 0; r < R; ++r) { m = row[r] > m ? row[r] : m; nan |= row[r] != row[r]; }
+      } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+        for (int64_t r = 0; r < R; ++r) { m = row[r] < m ? row[r] : m; nan |= row[r] != row[r]; }
+      }
       int64_t idx = 0;
-      for (int64_t r = 1; r < R; ++r)
-        if (better<kMax, kLast>(row[r], best)) { best = row[r]; idx = r; }
+      if (!nan) {
+        if (kLast) { idx = R - 1; while (row[idx] != m) --idx; }
+        else { while (row[idx] != m) ++idx; }
+      } else {
+        T best = row[0];
+        for (int64_t r = 1; r < R; ++r)
+          if (better<kMax, kLast>(row[r], best)) { best = row[r]; idx = r; }
+      }
       y[o] = idx;
     }
     return;

@@ -101,6 +101,7 @@ struct ReduceOp<T, ReduceKind::kProd> {
 };
 template <typename T>
 struct ReduceOp<T, ReduceKind::kMax> {
+  static constexpr int kExtremum = 1;  // selects the vectorised row path in reduce_row
   using Acc = T;
   static Acc init() { return lowest_value<T>(); }
   static Acc map(T x) { return x; }
@@ -109,6 +110,7 @@ struct ReduceOp<T, ReduceKind::kMax> {
 };
 template <typename T>
 struct ReduceOp<T, ReduceKind::kMin> {
+  static constexpr int kExtremum = -1;
   using Acc = T;
   static Acc init() { return highest_value<T>(); }
   static Acc map(T x) { return x; }
@@ -116,10 +118,41 @@ struct ReduceOp<T, ReduceKind::kMin> {
   static T finish(Acc a, int64_t) { return a; }
 };
 
+template <typename Op, typename = void>
+struct ExtremumOf : std::integral_constant<int, 0> {};
+template <typename Op>
+struct ExtremumOf<Op, std::void_t<decltype(Op::kExtremum)>> : std::integral_constant<int, Op::kExtremum> {};
+
+// Max/min of a contiguous row as an OpenMP simd reduction (the lane-array form below does not
+// vectorise for them); a NaN anywhere makes the result NaN.
+template <int kSign, typename T>
+T extremum_row(const T* x, int64_t R, T init) {
+  T m = init;
+  int nan = 0;
+  if constexpr (kSign > 0) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+    for (int64_t r = 0; r < R; ++r) {
+      m = x[r] > m ? x[r] : m;
+      nan |= x[r] != x[r];
+    }
+  } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+    for (int64_t r = 0; r < R; ++r) {
+      m = x[r] < m ? x[r] : m;
+      nan |= x[r] != x[r];
+    }
+  }
+  if constexpr (std::is_floating_point<T>::value)
+    if (nan) return std::numeric_limits<T>::quiet_NaN();
+  return m;
+}
+
 // Reduce one contiguous row of R elements.
 template <typename Op, typename In, typename MapF>
 typename Op::Acc reduce_row(const In* x, int64_t R, MapF map) {
   using Acc = typename Op::Acc;
+  if constexpr (ExtremumOf<Op>::value != 0 && std::is_same<In, Acc>::value && !std::is_same<Acc, bool>::value)
+    return extremum_row<ExtremumOf<Op>::value>(x, R, Op::init());
   constexpr int kLanes = 8;
   Acc lane[kLanes];
   for (int j = 0; j < kLanes; ++j) lane[j] = Op::init();
