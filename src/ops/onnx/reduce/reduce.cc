@@ -84,7 +84,8 @@ struct ReduceOp<T, ReduceKind::kLogSumExp> {
   static Acc init() { return {-std::numeric_limits<double>::infinity(), 0.0}; }
   static Acc map(T x) { return {static_cast<double>(x), 1.0}; }
   static Acc combine(Acc a, Acc b) {
-    if (a.max < b.max) std::swap(a, b);  // a holds the larger maximum (NaN stays in a or poisons the sum)
+    if (a.max != a.max || b.max != b.max) return {a.max + b.max, a.max + b.max};  // NaN propagates
+    if (a.max < b.max) std::swap(a, b);  // a holds the larger maximum
     if (b.max == -std::numeric_limits<double>::infinity()) return a;  // b empty (or both)
     if (a.max == std::numeric_limits<double>::infinity()) return {a.max, 1.0};
     return {a.max, a.sum + b.sum * std::exp(b.max - a.max)};
