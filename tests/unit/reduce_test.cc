@@ -319,6 +319,20 @@ TEST(Softmax, BothSemanticsMatchReference) {
     }
 }
 
+TEST(Softmax, ShortRowsBlockPathMatchesReference) {
+  // Rows of <= 32 elements go through the transposed 16-row blocks (with a partial last block).
+  for (int64_t R : {1, 3, 13, 16, 32, 33})
+    for (int64_t rows : {16, 17, 40, 1000})
+      for (bool log : {false, true}) {
+        Tensor x = random_tensor(DType::kFloat32, {rows, R}, static_cast<uint32_t>(R * 1000 + rows));
+        x.data_as<float>()[R] = -INFINITY;
+        Tensor a = Tensor::allocate(DType::kFloat32, {rows, R}), b = Tensor::allocate(DType::kFloat32, {rows, R});
+        softmax_optimized(x, rows, R, 1, log, a);
+        softmax_reference(x, rows, R, 1, log, b);
+        expect_close(a, b, 1e-6, 1e-5, str_cat("short rows R ", R, " rows ", rows, " log ", log));
+      }
+}
+
 TEST(Softmax, LargeValuesStayFinite) {
   Tensor x = make_tensor<float>(DType::kFloat32, {1, 3}, {1000.f, 1001.f, 1002.f});
   auto y = run_node({"Softmax", 13, {}, {x}});

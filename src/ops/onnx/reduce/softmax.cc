@@ -74,8 +74,82 @@ inline double exp_shifted(const T* in, T* out, int64_t n, T shift) {
   return sum;
 }
 
+// One block of n (<= 128) neighbouring columns of an [R, stride] layout, normalised down R.
+template <typename T, int64_t kFixedWidth = 0>  // kFixedWidth > 0: n known at compile time
+inline void softmax_column_block(const T* __restrict in, T* __restrict out, int64_t R, int64_t stride, int64_t n_dyn,
+                                 bool log) {
+  constexpr int64_t kBlock = 128;
+  const int64_t n = kFixedWidth > 0 ? kFixedWidth : n_dyn;
+  T mx[kBlock], e[kBlock];
+  double sum[kBlock];
+  for (int64_t j = 0; j < n; ++j) { mx[j] = in[j]; sum[j] = 0; }
+  for (int64_t r = 1; r < R; ++r) {
+    const T* row = in + r * stride;
+    for (int64_t j = 0; j < n; ++j) mx[j] = max_nan(mx[j], row[j]);
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    const T* row = in + r * stride;
+    T* orow = out + r * stride;
+    for (int64_t j = 0; j < n; ++j) e[j] = fast_exp(row[j] - mx[j]);
+    for (int64_t j = 0; j < n; ++j) sum[j] += e[j];
+    if (!log)
+      for (int64_t j = 0; j < n; ++j) orow[j] = e[j];
+  }
+  T k[kBlock];
+  if (log) {
+    for (int64_t j = 0; j < n; ++j) k[j] = static_cast<T>(std::log(sum[j]));
+    for (int64_t r = 0; r < R; ++r) {
+      const T* row = in + r * stride;
+      T* orow = out + r * stride;
+      for (int64_t j = 0; j < n; ++j) orow[j] = (row[j] - mx[j]) - k[j];
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) k[j] = static_cast<T>(1.0 / sum[j]);
+    for (int64_t r = 0; r < R; ++r) {
+      T* orow = out + r * stride;
+      for (int64_t j = 0; j < n; ++j) orow[j] *= k[j];
+    }
+  }
+}
+
+template <typename T>
+void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  constexpr int64_t kBlock = 128;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+#pragma omp parallel for collapse(2) if (outer * R * inner > (1 << 14))
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t i0 = b * kBlock, n = std::min(kBlock, inner - i0);
+      softmax_column_block<T>(x + o * R * inner + i0, y + o * R * inner + i0, R, inner, n, log);
+    }
+}
+
+// Many short rows (e.g. per-point class scores, [N, 13]): per-row reductions would cost more
+// than the row. Blocks of 16 rows are transposed into [R, 16] so the column kernel vectorises
+// across rows, then transposed back.
+template <typename T>
+void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
+  constexpr int64_t kRows = 16, kMaxR = 32;
+  const int64_t blocks = (outer + kRows - 1) / kRows;
+#pragma omp parallel for if (outer * R > (1 << 14))
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t o0 = b * kRows, n = std::min(kRows, outer - o0);
+    T in[kMaxR * kRows], out[kMaxR * kRows];
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = 0; r < R; ++r) in[r * n + j] = x[(o0 + j) * R + r];
+    if (n == kRows) softmax_column_block<T, kRows>(in, out, R, kRows, kRows, log);
+    else softmax_column_block<T>(in, out, R, n, n, log);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = 0; r < R; ++r) y[(o0 + j) * R + r] = out[r * n + j];
+  }
+}
+
 template <typename T>
 void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
+  if (R <= 32 && outer >= 16) {
+    softmax_short_rows<T>(x, y, outer, R, log);
+    return;
+  }
 #pragma omp parallel for if (outer * R > (1 << 14))
   for (int64_t o = 0; o < outer; ++o) {
     const T* in = x + o * R;
@@ -92,41 +166,6 @@ void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
       for (int64_t r = 0; r < R; ++r) out[r] *= scale;
     }
   }
-}
-
-template <typename T>
-void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
-  constexpr int64_t kBlock = 128;
-  const int64_t blocks = (inner + kBlock - 1) / kBlock;
-#pragma omp parallel for collapse(2) if (outer * R * inner > (1 << 14))
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t i0 = b * kBlock, n = std::min(kBlock, inner - i0);
-      const T* in = x + o * R * inner + i0;
-      T* out = y + o * R * inner + i0;
-      T mx[kBlock];
-      double sum[kBlock];
-      for (int64_t j = 0; j < n; ++j) { mx[j] = in[j]; sum[j] = 0; }
-      for (int64_t r = 1; r < R; ++r)
-        for (int64_t j = 0; j < n; ++j) mx[j] = max_nan(mx[j], in[r * inner + j]);
-      for (int64_t r = 0; r < R; ++r)
-        for (int64_t j = 0; j < n; ++j) {
-          T e = fast_exp(in[r * inner + j] - mx[j]);
-          if (!log) out[r * inner + j] = e;
-          sum[j] += e;
-        }
-      if (log) {
-        T log_sum[kBlock];
-        for (int64_t j = 0; j < n; ++j) log_sum[j] = static_cast<T>(std::log(sum[j]));
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t j = 0; j < n; ++j) out[r * inner + j] = (in[r * inner + j] - mx[j]) - log_sum[j];
-      } else {
-        T scale[kBlock];
-        for (int64_t j = 0; j < n; ++j) scale[j] = static_cast<T>(1.0 / sum[j]);
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t j = 0; j < n; ++j) out[r * inner + j] *= scale[j];
-      }
-    }
 }
 
 class SoftmaxKernel : public OpKernel {
