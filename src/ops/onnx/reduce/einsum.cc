@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ops/onnx/reduce/matmul.h"
+#include "ops/onnx/reduce/reduce_common.h"
 
 namespace pointrt {
 namespace {
@@ -65,7 +66,7 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
     int64_t soff = 0;
     for (int64_t s = 0; s < sum_n; ++s) {
       const T* p = src + base + soff;
-      for (int64_t j = 0; j < last; ++j) out[j] += p[j * last_stride];
+      for (int64_t j = 0; j < last; ++j) out[j] = reduce_detail::wadd(out[j], p[j * last_stride]);
       for (size_t a = ssz.size(); a-- > 0;) {
         soff += sst[a];
         if (++idx[a] < ssz[a]) break;

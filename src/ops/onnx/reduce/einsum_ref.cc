@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/onnx/reduce/einsum.h"
+#include "ops/onnx/reduce/reduce_common.h"
 
 namespace pointrt {
 
@@ -29,11 +30,11 @@ void einsum_reference(const EinsumPlan& plan, const std::vector<const Tensor*>& 
         const Shape& s = inputs[i]->shape();
         int64_t off = 0;
         for (size_t d = 0; d < s.size(); ++d) off = off * s[d] + (s[d] == 1 ? 0 : value[plan.inputs[i][d]]);
-        prod *= W(inputs[i]->data_as<T>()[off]);
+        prod = reduce_detail::wmul(prod, W(inputs[i]->data_as<T>()[off]));
       }
       int64_t o = 0;
       for (size_t d = 0; d < plan.output.size(); ++d) o = o * plan.output_shape[d] + value[plan.output[d]];
-      acc[o] += prod;
+      acc[o] = reduce_detail::wadd(acc[o], prod);
     }
     for (int64_t i = 0; i < y.numel(); ++i) y.data_as<T>()[i] = T(acc[i]);
   });

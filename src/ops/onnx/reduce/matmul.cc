@@ -7,7 +7,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <dnnl.hpp>
+#include <limits>
 
 #include "ops/onnx/reduce/reduce_common.h"
 
@@ -22,24 +24,25 @@ void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
 #pragma omp parallel for if (parallel && M * N * K > (1 << 15))
   for (int64_t i = 0; i < M; ++i) {
     T* c = C + i * ldc;
+    // Integers wrap on overflow (wadd/wmul), never undefined behaviour.
     if (beta == T(0)) std::fill(c, c + N, T(0));
     else if (beta != T(1))
-      for (int64_t j = 0; j < N; ++j) c[j] *= beta;
+      for (int64_t j = 0; j < N; ++j) c[j] = wmul(c[j], beta);
     if (!tb) {
       for (int64_t k = 0; k < K; ++k) {
-        const T a = alpha * (ta ? A[k * lda + i] : A[i * lda + k]);
+        const T a = wmul(alpha, ta ? A[k * lda + i] : A[i * lda + k]);
         const T* b = B + k * ldb;
-        for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
+        for (int64_t j = 0; j < N; ++j) c[j] = wadd(c[j], wmul(a, b[j]));
       }
     } else {
       for (int64_t j = 0; j < N; ++j) {
         const T* b = B + j * ldb;
         T sum = T(0);
         if (!ta)
-          for (int64_t k = 0; k < K; ++k) sum += A[i * lda + k] * b[k];
+          for (int64_t k = 0; k < K; ++k) sum = wadd(sum, wmul(A[i * lda + k], b[k]));
         else
-          for (int64_t k = 0; k < K; ++k) sum += A[k * lda + i] * b[k];
-        c[j] += alpha * sum;
+          for (int64_t k = 0; k < K; ++k) sum = wadd(sum, wmul(A[k * lda + i], b[k]));
+        c[j] = wadd(c[j], wmul(alpha, sum));
       }
     }
   }
@@ -351,6 +354,13 @@ void gemm_optimized(const Tensor& a, const Tensor& b, const Tensor* c, bool tran
   if (M == 0 || N == 0) return;
   dispatch_numeric(a.dtype(), "Gemm", [&](auto tag) {
     using T = decltype(tag);
+    if constexpr (std::is_integral<T>::value) {
+      // alpha/beta are float attributes; an integer Gemm needs them to be representable.
+      for (float v : {alpha, beta})
+        if (!(v == std::floor(v)) || v < static_cast<float>(std::numeric_limits<T>::lowest()) ||
+            v > static_cast<float>(std::numeric_limits<T>::max()))
+          fail("Gemm: alpha/beta ", v, " is not representable in ", dtype_name(a.dtype()));
+    }
     T* Y = y.data_as<T>();
     T b_scale = T(0);
     if (c && beta != 0.0f) {

@@ -42,7 +42,8 @@ void matmul_reference(const Tensor& a, const Tensor& b, Tensor& y) {
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
           W s = 0;
-          for (int64_t k = 0; k < K; ++k) s += W(A[(ia * M + i) * K + k]) * W(B[(ib * K + k) * N + j]);
+          for (int64_t k = 0; k < K; ++k)
+            s = reduce_detail::wadd(s, reduce_detail::wmul(W(A[(ia * M + i) * K + k]), W(B[(ib * K + k) * N + j])));
           Y[(n * M + i) * N + j] = T(s);
         }
     }
@@ -68,10 +69,10 @@ void gemm_reference(const Tensor& a, const Tensor& b, const Tensor* c, bool tran
         for (int64_t k = 0; k < K; ++k) {
           T av = trans_a ? A[k * M + i] : A[i * K + k];
           T bv = trans_b ? B[j * K + k] : B[k * N + j];
-          s += W(av) * W(bv);
+          s = reduce_detail::wadd(s, reduce_detail::wmul(W(av), W(bv)));
         }
-        W r = W(alpha) * s;
-        if (!cfull.empty()) r += W(beta) * W(cfull[i * N + j]);
+        W r = reduce_detail::wmul(W(alpha), s);
+        if (!cfull.empty()) r = reduce_detail::wadd(r, reduce_detail::wmul(W(beta), W(cfull[i * N + j])));
         y.data_as<T>()[i * N + j] = T(r);
       }
   });

@@ -31,7 +31,7 @@ template <typename T>
 struct SumLike {
   using Acc = WideAcc<T>;
   static Acc init() { return Acc(0); }
-  static Acc combine(Acc a, Acc b) { return a + b; }
+  static Acc combine(Acc a, Acc b) { return wadd(a, b); }
 };
 template <typename T>
 struct ReduceOp<T, ReduceKind::kSum> : SumLike<T> {
@@ -42,14 +42,14 @@ struct ReduceOp<T, ReduceKind::kSum> : SumLike<T> {
 template <typename T>
 struct ReduceOp<T, ReduceKind::kSumSquare> : SumLike<T> {
   using Acc = WideAcc<T>;
-  static Acc map(T x) { return Acc(x) * Acc(x); }
+  static Acc map(T x) { return wmul(Acc(x), Acc(x)); }
   static T finish(Acc a, int64_t) { return T(a); }
 };
 template <typename T>
 struct ReduceOp<T, ReduceKind::kL1> : SumLike<T> {
   using Acc = WideAcc<T>;
   static Acc map(T x) {
-    if constexpr (std::is_signed<T>::value) return Acc(x < T(0) ? -x : x);
+    if constexpr (std::is_signed<T>::value) return x < T(0) ? wsub(Acc(0), Acc(x)) : Acc(x);
     else return Acc(x);
   }
   static T finish(Acc a, int64_t) { return T(a); }
@@ -57,7 +57,7 @@ struct ReduceOp<T, ReduceKind::kL1> : SumLike<T> {
 template <typename T>
 struct ReduceOp<T, ReduceKind::kL2> : SumLike<T> {
   using Acc = WideAcc<T>;
-  static Acc map(T x) { return Acc(x) * Acc(x); }
+  static Acc map(T x) { return wmul(Acc(x), Acc(x)); }
   static T finish(Acc a, int64_t) { return T(std::sqrt(static_cast<double>(a))); }
 };
 template <typename T>
@@ -97,7 +97,7 @@ struct ReduceOp<T, ReduceKind::kProd> {
   using Acc = WideAcc<T>;
   static Acc init() { return Acc(1); }
   static Acc map(T x) { return Acc(x); }
-  static Acc combine(Acc a, Acc b) { return a * b; }
+  static Acc combine(Acc a, Acc b) { return wmul(a, b); }
   static T finish(Acc a, int64_t) { return T(a); }
 };
 template <typename T>

@@ -112,3 +112,36 @@ void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
 
 }  // namespace reduce_detail
 }  // namespace pointrt
+
+namespace pointrt {
+namespace reduce_detail {
+
+/// Integer arithmetic that wraps (two's complement) instead of overflowing into undefined
+/// behaviour: integers are added/multiplied as unsigned of at least 32 bits (narrower unsigned
+/// types would promote to signed int). Floating types use the plain operators.
+template <typename T, bool = std::is_integral<T>::value>
+struct WrapType {
+  using type = T;
+};
+template <typename T>
+struct WrapType<T, true> {
+  using type = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+};
+template <typename T>
+inline T wadd(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename T>
+inline T wsub(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename T>
+inline T wmul(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+}  // namespace reduce_detail
+}  // namespace pointrt

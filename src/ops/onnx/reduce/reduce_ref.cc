@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/onnx/reduce/reduce.h"
+#include "ops/onnx/reduce/reduce_common.h"
 
 namespace pointrt {
 namespace {
@@ -45,11 +46,11 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
       if (v > mx) mx = v;
       if (v < mn) mn = v;
       switch (kind) {
-        case ReduceKind::kSumSquare: case ReduceKind::kL2: sum += Wide(v) * Wide(v); break;
-        case ReduceKind::kL1: sum += (v < T(0)) ? Wide(0) - Wide(v) : Wide(v); break;
-        default: sum += Wide(v); break;
+        case ReduceKind::kSumSquare: case ReduceKind::kL2: sum = reduce_detail::wadd(sum, reduce_detail::wmul(Wide(v), Wide(v))); break;
+        case ReduceKind::kL1: sum = reduce_detail::wadd(sum, (v < T(0)) ? reduce_detail::wsub(Wide(0), Wide(v)) : Wide(v)); break;
+        default: sum = reduce_detail::wadd(sum, Wide(v)); break;
       }
-      prod *= Wide(v);
+      prod = reduce_detail::wmul(prod, Wide(v));
     }
     T out{};
     switch (kind) {
