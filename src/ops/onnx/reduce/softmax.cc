@@ -22,9 +22,8 @@ inline float fast_exp(float x) {
   const float magic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
   const float t = clamped * 1.44269504088896341f + magic;
   const float n = t - magic;
-  int32_t t_bits;
+  uint32_t t_bits;  // unsigned: the bit arithmetic below must not overflow or shift a negative
   std::memcpy(&t_bits, &t, 4);
-  const int32_t n_int = t_bits - 0x4B400000;  // bits of `magic`
   const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -33,7 +32,7 @@ inline float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t scale_bits = (n_int + 127) << 23;
+  const uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;  // 2^n: n = t_bits - bits of `magic`
   float scale;
   std::memcpy(&scale, &scale_bits, 4);
   float result = p * scale;
