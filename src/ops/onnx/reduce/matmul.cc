@@ -1,0 +1,380 @@
+// MatMul / Gemm. float32 runs on oneDNN: dnnl_sgemm (row-major, OpenMP inside) per matrix, or,
+// when B is a constant and A's shape is fixed in the model, a matmul primitive created once at
+// prepare time with B reordered into oneDNN's blocked weights layout (scratchpad supplied per
+// run, so concurrent runs are safe). Other element types use a cache-friendly i-k-j loop.
+#include "ops/onnx/reduce/matmul.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <dnnl.hpp>
+#include <limits>
+
+#include "ops/onnx/reduce/reduce_common.h"
+
+namespace pointrt {
+namespace {
+
+using namespace reduce_detail;
+
+template <typename T>
+void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+                  int64_t ldb, T beta, T* C, int64_t ldc, bool parallel) {
+#pragma omp parallel for if (parallel && M * N * K > (1 << 15))
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    // Integers wrap on overflow (wadd/wmul), never undefined behaviour.
+    if (beta == T(0)) std::fill(c, c + N, T(0));
+    else if (beta != T(1))
+      for (int64_t j = 0; j < N; ++j) c[j] = wmul(c[j], beta);
+    if (!tb) {
+      for (int64_t k = 0; k < K; ++k) {
+        const T a = wmul(alpha, ta ? A[k * lda + i] : A[i * lda + k]);
+        const T* b = B + k * ldb;
+        for (int64_t j = 0; j < N; ++j) c[j] = wadd(c[j], wmul(a, b[j]));
+      }
+    } else {
+      for (int64_t j = 0; j < N; ++j) {
+        const T* b = B + j * ldb;
+        T sum = T(0);
+        if (!ta)
+          for (int64_t k = 0; k < K; ++k) sum = wadd(sum, wmul(A[i * lda + k], b[k]));
+        else
+          for (int64_t k = 0; k < K; ++k) sum = wadd(sum, wmul(A[k * lda + i], b[k]));
+        c[j] = wadd(c[j], wmul(alpha, sum));
+      }
+    }
+  }
+}
+
+template <typename T>
+void gemm_impl(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+               int64_t ldb, T beta, T* C, int64_t ldc, bool parallel) {
+  if (M == 0 || N == 0) return;
+  if constexpr (std::is_same<T, float>::value) {
+    if (K > 0) {
+      // oneDNN wants leading dimensions >= 1 even for degenerate shapes.
+      dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, std::max<int64_t>(lda, 1), B,
+                                    std::max<int64_t>(ldb, 1), beta, C, std::max<int64_t>(ldc, 1));
+      if (st == dnnl_success) return;
+    }
+  }
+  gemm_generic<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, parallel);
+}
+
+// A oneDNN matmul primitive for Y[M, N] = A[M, K] * W[K, N] (+ beta * Y), W reordered once.
+struct PackedMatmul {
+  dnnl::engine engine;
+  dnnl::matmul primitive;
+  dnnl::memory weights;
+  dnnl::memory::desc src_md, dst_md, scratch_md;
+  int64_t M = 0, K = 0, N = 0;
+  bool accumulate = false;  // Y is pre-filled with C and added with scale beta
+
+  // Returns null when oneDNN declines (the caller then uses dnnl_sgemm).
+  static std::unique_ptr<PackedMatmul> create(int64_t M, int64_t K, int64_t N, bool trans_a, const float* w,
+                                              bool trans_w, bool accumulate, float beta) {
+    if (M <= 0 || K <= 0 || N <= 0) return nullptr;
+    try {
+      using tag = dnnl::memory::format_tag;
+      using dt = dnnl::memory::data_type;
+      auto p = std::make_unique<PackedMatmul>();
+      p->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      p->M = M, p->K = K, p->N = N, p->accumulate = accumulate;
+      p->src_md = dnnl::memory::desc({M, K}, dt::f32, trans_a ? tag::ba : tag::ab);
+      p->dst_md = dnnl::memory::desc({M, N}, dt::f32, tag::ab);
+      dnnl::memory::desc w_any({K, N}, dt::f32, tag::any), w_user({K, N}, dt::f32, trans_w ? tag::ba : tag::ab);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      if (accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(beta);
+        attr.set_post_ops(ops);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->src_md, w_any, p->dst_md), attr, p->engine);
+      p->weights = dnnl::memory(pd.weights_desc(), p->engine);
+      dnnl::memory user(w_user, p->engine, const_cast<float*>(w));
+      dnnl::stream s(p->engine);
+      dnnl::reorder(user, p->weights).execute(s, user, p->weights);
+      s.wait();
+      p->scratch_md = pd.scratchpad_desc();
+      p->primitive = dnnl::matmul(pd);
+      return p;
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+  }
+
+  void run(const float* a, float* y) const {
+    dnnl::stream s(engine);
+    dnnl::memory src(src_md, engine, const_cast<float*>(a)), dst(dst_md, engine, y);
+    std::unique_ptr<uint8_t[]> scratch(new uint8_t[std::max<size_t>(1, scratch_md.get_size())]);  // per run: thread-safe
+    dnnl::memory pad(scratch_md, engine, scratch.get());
+    primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
+    s.wait();
+  }
+};
+
+// Fixed shape of a graph value, or empty when any dimension is unknown.
+bool fixed_shape(const Value* v, Shape& out) {
+  if (!v || !v->has_shape) return false;
+  out.clear();
+  for (const Dim& d : v->shape) {
+    if (!d.is_fixed()) return false;
+    out.push_back(d.value);
+  }
+  return true;
+}
+
+class MatMulKernel : public OpKernel {
+ public:
+  explicit MatMulKernel(const KernelInit& init) {
+    const Tensor* b = init.constant_input(1);
+    Shape a_shape;
+    if (b && b->dtype() == DType::kFloat32 && b->rank() == 2 && fixed_shape(init.input_value(0), a_shape) &&
+        !a_shape.empty() && a_shape.back() == b->dim(0)) {
+      const int64_t M = shape_numel(a_shape) / std::max<int64_t>(1, a_shape.back());
+      packed_ = PackedMatmul::create(M, b->dim(0), b->dim(1), false, b->data_as<float>(), false, false, 0.f);
+      packed_b_ = *b;
+    }
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != b.dtype())
+      fail(ctx.where(), ": inputs have different element types (", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()), ")");
+    Tensor& y = ctx.output(0, a.dtype(), matmul_output_shape(a.shape(), b.shape(), ctx.where()));
+    if (packed_ && a.dtype() == DType::kFloat32 && b.data() == packed_b_.data() && a.rank() >= 1 &&
+        a.numel() == packed_->M * packed_->K && a.dim(a.rank() - 1) == packed_->K && y.numel() > 0) {
+      packed_->run(a.data_as<float>(), y.data_as<float>());
+      return;
+    }
+    matmul_optimized(a, b, y);
+  }
+
+ private:
+  std::unique_ptr<PackedMatmul> packed_;
+  Tensor packed_b_;  // keeps the constant alive; identifies it at run time
+};
+
+class GemmKernel : public OpKernel {
+ public:
+  GemmKernel(const KernelInit& init, bool c_optional) : c_optional_(c_optional) {
+    trans_a_ = init.attrs().get_int("transA", 0) != 0;
+    trans_b_ = init.attrs().get_int("transB", 0) != 0;
+    alpha_ = init.attrs().get_float("alpha", 1.0f);
+    beta_ = init.attrs().get_float("beta", 1.0f);
+    const Tensor* b = init.constant_input(1);
+    Shape a_shape;
+    if (b && b->dtype() == DType::kFloat32 && b->rank() == 2 && alpha_ == 1.0f &&
+        fixed_shape(init.input_value(0), a_shape) && a_shape.size() == 2) {
+      const int64_t M = trans_a_ ? a_shape[1] : a_shape[0], K = trans_a_ ? a_shape[0] : a_shape[1];
+      const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), Kb = trans_b_ ? b->dim(1) : b->dim(0);
+      const bool accumulate = init.has_input(2) && beta_ != 0.0f;
+      if (K == Kb) packed_ = PackedMatmul::create(M, K, N, trans_a_, b->data_as<float>(), trans_b_, accumulate, beta_);
+      packed_b_ = *b;
+    }
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (!c_optional_ && !ctx.has_input(2)) fail(ctx.where(), ": input C is required before opset 11");
+    const Tensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (a.rank() != 2 || b.rank() != 2)
+      fail(ctx.where(), ": A and B must be 2-D, got A ", shape_to_string(a.shape()), " and B ", shape_to_string(b.shape()));
+    if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))
+      fail(ctx.where(), ": inputs have different element types (A ", dtype_name(a.dtype()), ", B ", dtype_name(b.dtype()),
+           c ? str_cat(", C ", dtype_name(c->dtype())) : std::string(), ")");
+    const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t Kb = trans_b_ ? b.dim(1) : b.dim(0), N = trans_b_ ? b.dim(0) : b.dim(1);
+    if (K != Kb)
+      fail(ctx.where(), ": inner dimensions differ: A ", shape_to_string(a.shape()), (trans_a_ ? " (transposed)" : ""),
+           " gives K = ", K, ", B ", shape_to_string(b.shape()), (trans_b_ ? " (transposed)" : ""), " gives K = ", Kb);
+    if (c && !broadcastable_to(c->shape(), {M, N}))
+      fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " does not broadcast to the output [", M, ", ", N, "]");
+    Tensor& y = ctx.output(0, a.dtype(), {M, N});
+    if (packed_ && b.data() == packed_b_.data() && a.dtype() == DType::kFloat32 && M == packed_->M && K == packed_->K) {
+      float* out = y.data_as<float>();
+      if (packed_->accumulate) expand_to(c->data_as<float>(), c->shape(), {M, N}, out);
+      packed_->run(a.data_as<float>(), out);
+      return;
+    }
+    gemm_optimized(a, b, c, trans_a_, trans_b_, alpha_, beta_, y);
+  }
+
+ private:
+  bool c_optional_;
+  bool trans_a_ = false, trans_b_ = false;
+  float alpha_ = 1, beta_ = 1;
+  std::unique_ptr<PackedMatmul> packed_;
+  Tensor packed_b_;
+};
+
+}  // namespace
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T beta, T* C, int64_t ldc) {
+  gemm_impl<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, true);
+}
+
+template <typename T>
+void batched_matmul(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t stride_a, const T* B,
+                    int64_t stride_b, T* C, bool trans_a, bool trans_b) {
+  if (batch == 0 || M == 0 || N == 0) return;
+  const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
+  // One large product: let the GEMM thread itself. Many small ones: one thread per product.
+  const bool many_small = batch >= 2 * omp_get_max_threads() && M * N * K < (1 << 18);
+  if (!many_small) {
+    for (int64_t i = 0; i < batch; ++i)
+      gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, true);
+    return;
+  }
+#pragma omp parallel for
+  for (int64_t i = 0; i < batch; ++i)
+    gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, false);
+}
+
+#define POINTRT_GEMM_INSTANCES(T)                                                                                    \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t); \
+  template void batched_matmul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, bool, bool);
+POINTRT_GEMM_INSTANCES(float)
+POINTRT_GEMM_INSTANCES(double)
+POINTRT_GEMM_INSTANCES(int8_t)
+POINTRT_GEMM_INSTANCES(int16_t)
+POINTRT_GEMM_INSTANCES(int32_t)
+POINTRT_GEMM_INSTANCES(int64_t)
+POINTRT_GEMM_INSTANCES(uint8_t)
+POINTRT_GEMM_INSTANCES(uint16_t)
+POINTRT_GEMM_INSTANCES(uint32_t)
+POINTRT_GEMM_INSTANCES(uint64_t)
+#undef POINTRT_GEMM_INSTANCES
+
+Shape matmul_output_shape(const Shape& a, const Shape& b, const std::string& where) {
+  if (a.empty() || b.empty())
+    fail(where, ": MatMul operands must have rank >= 1, got A ", shape_to_string(a), " and B ", shape_to_string(b));
+  Shape a2 = a, b2 = b;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  const int64_t K = a2.back(), Kb = b2[b2.size() - 2];
+  if (K != Kb)
+    fail(where, ": inner dimensions differ: A ", shape_to_string(a), " has K = ", K, ", B ", shape_to_string(b),
+         " has K = ", Kb);
+  const size_t batch_rank = std::max(a2.size(), b2.size()) - 2;
+  Shape out(batch_rank);
+  for (size_t i = 0; i < batch_rank; ++i) {
+    const int64_t da = i + a2.size() >= batch_rank + 2 ? a2[i + a2.size() - 2 - batch_rank] : 1;
+    const int64_t db = i + b2.size() >= batch_rank + 2 ? b2[i + b2.size() - 2 - batch_rank] : 1;
+    if (da != db && da != 1 && db != 1)
+      fail(where, ": batch dimensions do not broadcast: A ", shape_to_string(a), ", B ", shape_to_string(b));
+    out[i] = da == 1 ? db : da;
+  }
+  if (a.size() > 1) out.push_back(a2[a2.size() - 2]);
+  if (b.size() > 1) out.push_back(b2.back());
+  return out;
+}
+
+// Batch-broadcast driver shared by the optimised path; `per_matrix(ai, bi, yi)` gets element
+// offsets of one product.
+namespace {
+struct MatmulLayout {
+  int64_t M, N, K, batch;
+  std::vector<int64_t> a_off, b_off;  // per batch element
+  bool a_folds;  // B has no batch dims: A's batch folds into M
+};
+MatmulLayout matmul_layout(const Shape& a, const Shape& b) {
+  Shape a2 = a, b2 = b;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  MatmulLayout l;
+  l.M = a2[a2.size() - 2];
+  l.K = a2.back();
+  l.N = b2.back();
+  l.a_folds = b2.size() == 2;
+  const size_t br = std::max(a2.size(), b2.size()) - 2;
+  Shape bs(br);
+  std::vector<int64_t> sa(br, 0), sb(br, 0);
+  int64_t ma = l.M * l.K, mb = l.K * l.N;
+  for (size_t i = br; i-- > 0;) {
+    const int64_t da = i + a2.size() >= br + 2 ? a2[i + a2.size() - 2 - br] : 1;
+    const int64_t db = i + b2.size() >= br + 2 ? b2[i + b2.size() - 2 - br] : 1;
+    bs[i] = da == 1 ? db : da;
+    sa[i] = da == 1 ? 0 : ma;
+    sb[i] = db == 1 ? 0 : mb;
+    ma *= da;
+    mb *= db;
+  }
+  l.batch = shape_numel(bs);
+  std::vector<int64_t> idx(br, 0);
+  for (int64_t n = 0; n < l.batch; ++n) {
+    int64_t oa = 0, ob = 0;
+    for (size_t i = 0; i < br; ++i) { oa += idx[i] * sa[i]; ob += idx[i] * sb[i]; }
+    l.a_off.push_back(oa);
+    l.b_off.push_back(ob);
+    for (size_t i = br; i-- > 0;) {
+      if (++idx[i] < bs[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return l;
+}
+}  // namespace
+
+void matmul_optimized(const Tensor& a, const Tensor& b, Tensor& y) {
+  if (y.numel() == 0) return;
+  MatmulLayout l = matmul_layout(a.shape(), b.shape());
+  dispatch_numeric(a.dtype(), "MatMul", [&](auto tag) {
+    using T = decltype(tag);
+    const T* A = a.data_as<T>();
+    const T* B = b.data_as<T>();
+    T* Y = y.data_as<T>();
+    if (l.K == 0) { std::fill(Y, Y + y.numel(), T(0)); return; }
+    if (l.a_folds) {  // [batch*M, K] x [K, N]: one GEMM
+      gemm<T>(false, false, l.batch * l.M, l.N, l.K, T(1), A, l.K, B, l.N, T(0), Y, l.N);
+      return;
+    }
+    // Uniform strides (no broadcast inside the batch) go to batched_matmul directly.
+    bool uniform = true;
+    const int64_t sa = l.batch > 1 ? l.a_off[1] - l.a_off[0] : 0, sb = l.batch > 1 ? l.b_off[1] - l.b_off[0] : 0;
+    for (int64_t i = 1; i < l.batch && uniform; ++i)
+      uniform = l.a_off[i] == i * sa && l.b_off[i] == i * sb;
+    if (uniform) { batched_matmul<T>(l.batch, l.M, l.N, l.K, A, sa, B, sb, Y); return; }
+    const bool many_small = l.batch >= 2 * omp_get_max_threads() && l.M * l.N * l.K < (1 << 18);
+#pragma omp parallel for if (many_small)
+    for (int64_t i = 0; i < l.batch; ++i)
+      gemm_impl<T>(false, false, l.M, l.N, l.K, T(1), A + l.a_off[i], l.K, B + l.b_off[i], l.N, T(0), Y + i * l.M * l.N,
+                   l.N, !many_small);
+  });
+}
+
+void gemm_optimized(const Tensor& a, const Tensor& b, const Tensor* c, bool trans_a, bool trans_b, float alpha,
+                    float beta, Tensor& y) {
+  const int64_t M = y.dim(0), N = y.dim(1), K = trans_a ? a.dim(0) : a.dim(1);
+  if (M == 0 || N == 0) return;
+  dispatch_numeric(a.dtype(), "Gemm", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral<T>::value) {
+      // alpha/beta are float attributes; an integer Gemm needs them to be representable.
+      for (float v : {alpha, beta})
+        if (!(v == std::floor(v)) || v < static_cast<float>(std::numeric_limits<T>::lowest()) ||
+            v > static_cast<float>(std::numeric_limits<T>::max()))
+          fail("Gemm: alpha/beta ", v, " is not representable in ", dtype_name(a.dtype()));
+    }
+    T* Y = y.data_as<T>();
+    T b_scale = T(0);
+    if (c && beta != 0.0f) {
+      expand_to(c->data_as<T>(), c->shape(), {M, N}, Y);
+      b_scale = static_cast<T>(beta);
+    }
+    gemm<T>(trans_a, trans_b, M, N, K, static_cast<T>(alpha), a.data_as<T>(), a.dim(1), b.data_as<T>(), b.dim(1),
+            b_scale, Y, N);
+  });
+}
+
+std::unique_ptr<OpKernel> make_matmul_kernel(const KernelInit& init) { return std::make_unique<MatMulKernel>(init); }
+std::unique_ptr<OpKernel> make_gemm_kernel(const KernelInit& init, bool c_optional) {
+  return std::make_unique<GemmKernel>(init, c_optional);
+}
+
+}  // namespace pointrt

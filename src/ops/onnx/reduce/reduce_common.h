@@ -1,0 +1,147 @@
+// Shape helpers shared by the reduce family: splitting a shape around one axis, reading axes
+// inputs, accumulator types and NaN-propagating max/min.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "ops/kernel.h"
+
+namespace pointrt {
+namespace reduce_detail {
+
+/// A shape seen as [outer, axis_dim, inner] around one axis (row-major).
+struct AxisSplit {
+  int64_t outer = 1, axis_dim = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape& s, int64_t axis) {
+  AxisSplit r;
+  for (int64_t i = 0; i < static_cast<int64_t>(s.size()); ++i) {
+    if (i < axis) r.outer *= s[i];
+    else if (i == axis) r.axis_dim = s[i];
+    else r.inner *= s[i];
+  }
+  return r;
+}
+
+/// Read a 1-D (or scalar) int32/int64 tensor as int64 values; errors name the node and input.
+inline std::vector<int64_t> read_int_list(const Tensor& t, const std::string& where, const char* what) {
+  std::vector<int64_t> r;
+  if (t.rank() > 1) fail(where, ": input '", what, "' must be a scalar or 1-D, got shape ", shape_to_string(t.shape()));
+  if (t.dtype() == DType::kInt64) r.assign(t.data_as<int64_t>(), t.data_as<int64_t>() + t.numel());
+  else if (t.dtype() == DType::kInt32) r.assign(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
+  else fail(where, ": input '", what, "' must be int32 or int64, got ", dtype_name(t.dtype()));
+  return r;
+}
+
+/// Sum/product accumulator: float sums in double, integer sums in 64 bits.
+template <typename T>
+using WideAcc = std::conditional_t<std::is_floating_point<T>::value, double,
+                                   std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>>;
+
+/// max/min that propagate NaN (as numpy and ONNX Runtime do).
+template <typename T>
+inline T max_nan(T a, T b) {
+  if constexpr (std::is_floating_point<T>::value) return (b > a || b != b) ? b : a;
+  else return b > a ? b : a;
+}
+template <typename T>
+inline T min_nan(T a, T b) {
+  if constexpr (std::is_floating_point<T>::value) return (b < a || b != b) ? b : a;
+  else return b < a ? b : a;
+}
+
+/// The lowest / highest value of T (infinities for floats).
+template <typename T>
+inline T lowest_value() {
+  if constexpr (std::is_floating_point<T>::value) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+template <typename T>
+inline T highest_value() {
+  if constexpr (std::is_floating_point<T>::value) return std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::max();
+}
+
+}  // namespace reduce_detail
+}  // namespace pointrt
+
+namespace pointrt {
+namespace reduce_detail {
+
+/// True when `from` broadcasts to `to` by numpy's rules (aligned at the right, dims 1 or equal).
+inline bool broadcastable_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != 1 && f != t) return false;
+  }
+  return true;
+}
+
+/// Write `src` (shape `from`, broadcastable to `to`) expanded to the dense shape `to` into dst.
+template <typename T>
+void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
+  const size_t rank = to.size();
+  const int64_t n = shape_numel(to);
+  if (n == 0) return;
+  if (shape_numel(from) == n) { std::copy(src, src + n, dst); return; }
+  // Source strides aligned to `to`, 0 on broadcast axes.
+  std::vector<int64_t> stride(rank, 0);
+  int64_t s = 1;
+  for (size_t i = 0; i < from.size(); ++i) {
+    size_t a = from.size() - 1 - i;
+    stride[rank - 1 - i] = from[a] == 1 ? 0 : s;
+    s *= from[a];
+  }
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    for (size_t a = 0; a < rank; ++a) off += idx[a] * stride[a];
+    dst[k] = src[off];
+    for (size_t a = rank; a-- > 0;) {
+      if (++idx[a] < to[a]) break;
+      idx[a] = 0;
+    }
+  }
+}
+
+}  // namespace reduce_detail
+}  // namespace pointrt
+
+namespace pointrt {
+namespace reduce_detail {
+
+/// Integer arithmetic that wraps (two's complement) instead of overflowing into undefined
+/// behaviour: integers are added/multiplied as unsigned of at least 32 bits (narrower unsigned
+/// types would promote to signed int). Floating types use the plain operators.
+template <typename T, bool = std::is_integral<T>::value>
+struct WrapType {
+  using type = T;
+};
+template <typename T>
+struct WrapType<T, true> {
+  using type = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+};
+template <typename T>
+inline T wadd(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename T>
+inline T wsub(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename T>
+inline T wmul(T a, T b) {
+  using U = typename WrapType<T>::type;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+}  // namespace reduce_detail
+}  // namespace pointrt

@@ -1,0 +1,110 @@
+// Naive reference reductions (the test oracle): for every output element, enumerate every
+// reduced index with an odometer and accumulate sequentially in long double / 64-bit integers.
+#include <cmath>
+#include <limits>
+
+#include "ops/onnx/reduce/reduce.h"
+#include "ops/onnx/reduce/reduce_common.h"
+
+namespace pointrt {
+namespace {
+
+template <typename T>
+void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>& reduced, Tensor& yt) {
+  const T* x = xt.data_as<T>();
+  T* y = yt.data_as<T>();
+  const Shape& s = xt.shape();
+  const size_t rank = s.size();
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t i = rank; i-- > 1;) stride[i - 1] = stride[i] * s[i];
+  std::vector<size_t> kept_axes, red_axes;
+  for (size_t i = 0; i < rank; ++i) (reduced[i] ? red_axes : kept_axes).push_back(i);
+  int64_t out_n = 1, count = 1;
+  for (size_t a : kept_axes) out_n *= s[a];
+  for (size_t a : red_axes) count *= s[a];
+  constexpr bool is_float = std::is_floating_point<T>::value;
+  using Wide = std::conditional_t<is_float, long double, std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>>;
+  for (int64_t o = 0; o < out_n; ++o) {
+    // Offset of the first element of this output's set.
+    int64_t base = 0, rem = o;
+    for (size_t k = kept_axes.size(); k-- > 0;) {
+      base += (rem % s[kept_axes[k]]) * stride[kept_axes[k]];
+      rem /= s[kept_axes[k]];
+    }
+    Wide sum = 0, prod = 1;
+    T mx = std::is_floating_point<T>::value ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    T mn = std::is_floating_point<T>::value ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    bool nan = false;
+    for (int64_t r = 0; r < count; ++r) {
+      int64_t off = base, rr = r;
+      for (size_t k = red_axes.size(); k-- > 0;) {
+        off += (rr % s[red_axes[k]]) * stride[red_axes[k]];
+        rr /= s[red_axes[k]];
+      }
+      const T v = x[off];
+      if (v != v) nan = true;
+      if (v > mx) mx = v;
+      if (v < mn) mn = v;
+      switch (kind) {
+        case ReduceKind::kSumSquare: case ReduceKind::kL2: sum = reduce_detail::wadd(sum, reduce_detail::wmul(Wide(v), Wide(v))); break;
+        case ReduceKind::kL1: sum = reduce_detail::wadd(sum, (v < T(0)) ? reduce_detail::wsub(Wide(0), Wide(v)) : Wide(v)); break;
+        default: sum = reduce_detail::wadd(sum, Wide(v)); break;
+      }
+      prod = reduce_detail::wmul(prod, Wide(v));
+    }
+    T out{};
+    switch (kind) {
+      case ReduceKind::kSum: case ReduceKind::kSumSquare: case ReduceKind::kL1: out = T(sum); break;
+      case ReduceKind::kL2: out = T(std::sqrt(static_cast<double>(sum))); break;
+      case ReduceKind::kLogSum: out = T(std::log(static_cast<double>(sum))); break;
+      case ReduceKind::kLogSumExp: {
+        // Second sweep: sum of exp(x - max) with the maximum found above.
+        if constexpr (is_float) {
+          if (nan) { out = std::numeric_limits<T>::quiet_NaN(); break; }
+          if (count == 0 || mx == -std::numeric_limits<T>::infinity()) { out = mx; break; }
+          if (mx == std::numeric_limits<T>::infinity()) { out = mx; break; }
+          long double se = 0;
+          for (int64_t r = 0; r < count; ++r) {
+            int64_t off = base, rr = r;
+            for (size_t k = red_axes.size(); k-- > 0;) {
+              off += (rr % s[red_axes[k]]) * stride[red_axes[k]];
+              rr /= s[red_axes[k]];
+            }
+            se += std::exp(static_cast<long double>(x[off]) - static_cast<long double>(mx));
+          }
+          out = T(static_cast<long double>(mx) + std::log(se));
+        }
+        break;
+      }
+      case ReduceKind::kMean:
+        if (count == 0) out = T(0);
+        else if (is_float) out = T(static_cast<double>(sum) / static_cast<double>(count));
+        else out = T(sum / Wide(count));
+        break;
+      case ReduceKind::kProd: out = T(prod); break;
+      case ReduceKind::kMax: out = nan ? std::numeric_limits<T>::quiet_NaN() : mx; break;
+      case ReduceKind::kMin: out = nan ? std::numeric_limits<T>::quiet_NaN() : mn; break;
+    }
+    y[o] = out;
+  }
+}
+
+}  // namespace
+
+void reduce_reference(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+  if (!reduce_kind_accepts(kind, x.dtype())) fail("reduce_reference: unsupported element type ", dtype_name(x.dtype()));
+  switch (x.dtype()) {
+    case DType::kFloat32: reduce_ref_typed<float>(kind, x, reduced, y); return;
+    case DType::kFloat64: reduce_ref_typed<double>(kind, x, reduced, y); return;
+    case DType::kInt32: reduce_ref_typed<int32_t>(kind, x, reduced, y); return;
+    case DType::kInt64: reduce_ref_typed<int64_t>(kind, x, reduced, y); return;
+    case DType::kUInt32: reduce_ref_typed<uint32_t>(kind, x, reduced, y); return;
+    case DType::kUInt64: reduce_ref_typed<uint64_t>(kind, x, reduced, y); return;
+    case DType::kInt8: reduce_ref_typed<int8_t>(kind, x, reduced, y); return;
+    case DType::kUInt8: reduce_ref_typed<uint8_t>(kind, x, reduced, y); return;
+    case DType::kBool: reduce_ref_typed<bool>(kind, x, reduced, y); return;
+    default: fail("reduce_reference: unsupported element type ", dtype_name(x.dtype()));
+  }
+}
+
+}  // namespace pointrt

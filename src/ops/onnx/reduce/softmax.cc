@@ -1,0 +1,220 @@
+// Softmax / LogSoftmax: contiguous rows (inner == 1) in three sweeps (max, exp+sum, scale);
+// strided axes process a block of `inner` columns row by row so every read is contiguous.
+#include "ops/onnx/reduce/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/onnx/reduce/reduce_common.h"
+
+namespace pointrt {
+namespace {
+
+using namespace reduce_detail;
+
+// exp for float written with arithmetic and bit operations only, so loops over it vectorise
+// (glibc's expf does not without -ffast-math). Cephes' polynomial on [-ln2/2, ln2/2]: within
+// 2 ulp of expf; exactly 0 below -87.3 (so -inf masks give 0), inf above 88.7, NaN stays NaN.
+inline float fast_exp(float x) {
+  const float clamped = std::min(std::max(x, -87.3f), 88.7f);
+  const float magic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
+  const float t = clamped * 1.44269504088896341f + magic;
+  const float n = t - magic;
+  uint32_t t_bits;  // unsigned: the bit arithmetic below must not overflow or shift a negative
+  std::memcpy(&t_bits, &t, 4);
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;  // 2^n: n = t_bits - bits of `magic`
+  float scale;
+  std::memcpy(&scale, &scale_bits, 4);
+  float result = p * scale;
+  result = x < -87.3f ? 0.0f : result;
+  result = x > 88.7f ? INFINITY : result;
+  return x != x ? x : result;
+}
+inline double fast_exp(double x) { return std::exp(x); }
+
+// Maximum of a row (NaN if any element is NaN), in vectorisable form.
+template <typename T>
+inline T row_max(const T* in, int64_t n) {
+  T mx = in[0];
+  int nan = 0;
+#pragma omp simd reduction(max : mx) reduction(| : nan)
+  for (int64_t i = 0; i < n; ++i) {
+    mx = in[i] > mx ? in[i] : mx;
+    nan |= in[i] != in[i];
+  }
+  return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
+}
+
+// out[i] = exp(in[i] - shift) (when out != null); returns the sum in double.
+template <typename T>
+inline double exp_shifted(const T* in, T* out, int64_t n, T shift) {
+  double sum = 0;
+  if (out) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) {
+      const T e = fast_exp(in[i] - shift);
+      out[i] = e;
+      sum += e;
+    }
+  } else {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) sum += fast_exp(in[i] - shift);
+  }
+  return sum;
+}
+
+// One block of n (<= 128) neighbouring columns of an [R, stride] layout, normalised down R.
+template <typename T, int64_t kFixedWidth = 0>  // kFixedWidth > 0: n known at compile time
+inline void softmax_column_block(const T* __restrict in, T* __restrict out, int64_t R, int64_t stride, int64_t n_dyn,
+                                 bool log) {
+  constexpr int64_t kBlock = 128;
+  const int64_t n = kFixedWidth > 0 ? kFixedWidth : n_dyn;
+  T mx[kBlock], e[kBlock];
+  double sum[kBlock];
+  for (int64_t j = 0; j < n; ++j) { mx[j] = in[j]; sum[j] = 0; }
+  for (int64_t r = 1; r < R; ++r) {
+    const T* row = in + r * stride;
+    for (int64_t j = 0; j < n; ++j) mx[j] = max_nan(mx[j], row[j]);
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    const T* row = in + r * stride;
+    T* orow = out + r * stride;
+    for (int64_t j = 0; j < n; ++j) e[j] = fast_exp(row[j] - mx[j]);
+    for (int64_t j = 0; j < n; ++j) sum[j] += e[j];
+    if (!log)
+      for (int64_t j = 0; j < n; ++j) orow[j] = e[j];
+  }
+  T k[kBlock];
+  if (log) {
+    for (int64_t j = 0; j < n; ++j) k[j] = static_cast<T>(std::log(sum[j]));
+    for (int64_t r = 0; r < R; ++r) {
+      const T* row = in + r * stride;
+      T* orow = out + r * stride;
+      for (int64_t j = 0; j < n; ++j) orow[j] = (row[j] - mx[j]) - k[j];
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) k[j] = static_cast<T>(1.0 / sum[j]);
+    for (int64_t r = 0; r < R; ++r) {
+      T* orow = out + r * stride;
+      for (int64_t j = 0; j < n; ++j) orow[j] *= k[j];
+    }
+  }
+}
+
+template <typename T>
+void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  constexpr int64_t kBlock = 128;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+#pragma omp parallel for collapse(2) if (outer * R * inner > (1 << 14))
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t i0 = b * kBlock, n = std::min(kBlock, inner - i0);
+      softmax_column_block<T>(x + o * R * inner + i0, y + o * R * inner + i0, R, inner, n, log);
+    }
+}
+
+// Many short rows (e.g. per-point class scores, [N, 13]): per-row reductions would cost more
+// than the row. Blocks of 16 rows are transposed into [R, 16] so the column kernel vectorises
+// across rows, then transposed back.
+template <typename T>
+void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
+  constexpr int64_t kRows = 16, kMaxR = 32;
+  const int64_t blocks = (outer + kRows - 1) / kRows;
+#pragma omp parallel for if (outer * R > (1 << 14))
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t o0 = b * kRows, n = std::min(kRows, outer - o0);
+    T in[kMaxR * kRows], out[kMaxR * kRows];
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = 0; r < R; ++r) in[r * n + j] = x[(o0 + j) * R + r];
+    if (n == kRows) softmax_column_block<T, kRows>(in, out, R, kRows, kRows, log);
+    else softmax_column_block<T>(in, out, R, n, n, log);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t r = 0; r < R; ++r) y[(o0 + j) * R + r] = out[r * n + j];
+  }
+}
+
+template <typename T>
+void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
+  if (R <= 32 && outer >= 16) {
+    softmax_short_rows<T>(x, y, outer, R, log);
+    return;
+  }
+#pragma omp parallel for if (outer * R > (1 << 14))
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* in = x + o * R;
+    T* out = y + o * R;
+    const T mx = row_max(in, R);
+    if (log) {
+      const double sum = exp_shifted<T>(in, nullptr, R, mx);
+      // (x - max) is exact-ish; subtracting a combined (max + log sum) would round at max's scale.
+      const T log_sum = static_cast<T>(std::log(sum));
+      for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
+    } else {
+      const double sum = exp_shifted<T>(in, out, R, mx);
+      const T scale = static_cast<T>(1.0 / sum);
+      for (int64_t r = 0; r < R; ++r) out[r] *= scale;
+    }
+  }
+}
+
+class SoftmaxKernel : public OpKernel {
+ public:
+  SoftmaxKernel(const KernelInit& init, bool log, bool flatten_2d) : log_(log), flatten_2d_(flatten_2d) {
+    axis_ = init.attrs().get_int("axis", flatten_2d ? 1 : -1);
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (!is_float_type(x.dtype()) || x.dtype() == DType::kFloat16)
+      fail(ctx.where(), ": input 0 has element type ", dtype_name(x.dtype()), ", expected float32 or float64");
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    int64_t outer, R, inner = 1;
+    if (flatten_2d_) {
+      // Opset < 13 accepts axis in [-rank, rank]; axis == rank makes rows of one element.
+      if (axis_ < -rank || axis_ > rank)
+        fail(ctx.where(), ": axis ", axis_, " is out of range for a tensor of rank ", rank);
+      const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+      outer = 1;
+      R = 1;
+      for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : R) *= x.dim(i);
+    } else {
+      const int64_t axis = normalize_axis(axis_, rank, ctx.where());
+      reduce_detail::AxisSplit s = reduce_detail::split_at_axis(x.shape(), axis);
+      outer = s.outer;
+      R = s.axis_dim;
+      inner = s.inner;
+    }
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    softmax_optimized(x, outer, R, inner, log_, y);
+  }
+
+ private:
+  bool log_, flatten_2d_;
+  int64_t axis_;
+};
+
+}  // namespace
+
+void softmax_optimized(const Tensor& x, int64_t outer, int64_t R, int64_t inner, bool log, Tensor& y) {
+  if (x.numel() == 0) return;
+  dispatch_float(x.dtype(), "Softmax", [&](auto tag) {
+    using T = decltype(tag);
+    if (inner == 1) softmax_rows<T>(x.data_as<T>(), y.data_as<T>(), outer, R, log);
+    else softmax_strided<T>(x.data_as<T>(), y.data_as<T>(), outer, R, inner, log);
+  });
+}
+
+std::unique_ptr<OpKernel> make_softmax_kernel(const KernelInit& init, bool log, bool flatten_2d) {
+  return std::make_unique<SoftmaxKernel>(init, log, flatten_2d);
+}
+
+}  // namespace pointrt
