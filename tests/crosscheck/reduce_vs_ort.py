@@ -1,7 +1,7 @@
 # Generates ONNX node tests for the reduce family (every opset form, dtypes, attributes, larger
 # shapes that take the parallel and pre-packed paths) with ONNX Runtime's outputs as the
 # expected values, in the layout of ONNX's backend node tests. Cases ORT rejects are skipped.
-#   python tests/unit/reduce_vs_ort.py /tmp/reduce_vs_ort/node
+#   python tests/crosscheck/reduce_vs_ort.py /tmp/reduce_vs_ort/node
 #   build/pointrt_conformance /tmp/reduce_vs_ort/node
 import os, shutil, itertools, sys
 import numpy as np
