@@ -1,0 +1,355 @@
+// Conv, ConvTranspose and the internal FusedConv (Conv + folded BatchNorm + Add + Relu) on oneDNN.
+//
+// The kernel parses attributes and keeps the constant weights at prepare time. oneDNN needs the
+// input shape to build a primitive, so primitives live in a per-input-shape cache (a map behind a
+// mutex): when the graph gives X a fixed shape the factory builds that entry right away (primitive
+// created and weights reordered into the layout the primitive chose, once); a symbolic shape
+// builds its entry on the first run with that shape, and steady-state runs only look it up.
+//
+// Layouts: X arrives plain or, when the nn pass says so, channel-blocked (dnnl_common.h); the
+// output is written in the layout the pass asked for. When the primitive prefers another layout
+// the kernel reorders through a thread-owned buffer. Configurations oneDNN refuses (rank > 5,
+// negative transpose padding, ...) run the reference kernel of conv_ref.cc.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "ops/kernel.h"
+#include "ops/onnx/nn/conv.h"
+#include "ops/onnx/nn/dnnl_common.h"
+#include "ops/onnx/nn/nn_kernels.h"
+
+namespace pointrt::nn {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+tag weights_plain_tag(size_t rank, bool grouped, bool transpose) {
+  // rank = rank of X; weights dims are [g,] O, I, spatial
+  if (!transpose) {
+    switch (rank) {
+      case 3: return grouped ? tag::abcd : tag::abc;
+      case 4: return grouped ? tag::abcde : tag::abcd;
+      case 5: return grouped ? tag::abcdef : tag::abcde;
+    }
+  } else {  // ONNX keeps [C_in, C_out/group, K..]: i and o swapped
+    switch (rank) {
+      case 3: return grouped ? tag::acbd : tag::bac;
+      case 4: return grouped ? tag::acbde : tag::bacd;
+      case 5: return grouped ? tag::acbdef : tag::bacde;
+    }
+  }
+  fail("oneDNN: no weights layout for rank ", rank);
+}
+
+struct ConvPlan {
+  ConvGeometry geo;
+  bool empty = false;  // zero-sized output: nothing to compute
+  bool use_ref = false;
+  // oneDNN objects (the op desc is kept alive for as long as its primitive_desc)
+  std::shared_ptr<void> op_desc;
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
+  memory::desc x_md, y_md;           // layouts of the tensors the graph holds
+  memory::desc src_md, dst_md, w_md;  // layouts the primitive wants
+  memory::desc w_plain_md, b_md;
+  memory packed_weights;              // weights reordered once (constant W only)
+  std::string impl;
+};
+
+class ConvKernel : public OpKernel {
+ public:
+  ConvKernel(const KernelInit& init, bool transpose, bool fused) : where_(init.where()), transpose_(transpose) {
+    const Attributes& at = init.attrs();
+    attrs_ = parse_conv_attrs(at, transpose, where_);
+    if (fused) {
+      relu_ = at.get_int(kAttrPostRelu, 0) != 0;
+      has_sum_ = at.get_int(kAttrSumInput, 0) != 0;
+      sum_inplace_ = at.get_int(kAttrSumInPlace, 0) != 0;
+    }
+    src_blocked_ = at.get_int(kAttrSrcBlocked, 0) != 0;
+    dst_blocked_ = at.get_int(kAttrDstBlocked, 0) != 0;
+    if (const Tensor* w = init.constant_input(1)) {
+      if (w->dtype() != DType::kFloat32) fail(where_, ": input W has element type ", dtype_name(w->dtype()), ", expected float");
+      weights_ = *w;
+    }
+    if (const Tensor* b = init.constant_input(2)) {
+      if (b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
+      bias_ = *b;
+    }
+    // Build the primitive now when X's shape and W are known.
+    const Value* xv = init.input_value(0);
+    if (weights_.defined() && xv && xv->has_shape && (bias_.defined() || !init.has_input(2))) {
+      Shape s;
+      for (const Dim& d : xv->shape) {
+        if (!d.is_fixed()) return;
+        s.push_back(d.value);
+      }
+      try {
+        plans_[s] = build_plan(s, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+      } catch (const Error&) {
+        // A shape the run will reject anyway; report it then, with the real input.
+      }
+    }
+  }
+
+  /// Implementation name chosen for a given X shape (for tests and the profiler).
+  std::string impl_for(const Shape& x) const {
+    auto p = plan_for(x, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+    return p->use_ref ? "reference" : p->impl;
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (x.dtype() != DType::kFloat32) fail(where_, ": input X has element type ", dtype_name(x.dtype()), ", expected float");
+    if (w.dtype() != DType::kFloat32) fail(where_, ": input W has element type ", dtype_name(w.dtype()), ", expected float");
+    if (b && b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
+    std::shared_ptr<const ConvPlan> plan = plan_for(x.shape(), w.shape(), b ? &b->shape() : nullptr);
+    Shape out_shape = plan->geo.output_shape();
+
+    Tensor y;
+    if (has_sum_) {
+      const Tensor& s = ctx.input(3);
+      if (s.shape() != out_shape || s.dtype() != DType::kFloat32)
+        fail(where_, ": fused Add input has shape ", shape_to_string(s.shape()), ", expected ", shape_to_string(out_shape));
+      if (sum_inplace_) {
+        y = s;  // the pass proved nobody else reads this buffer
+        ctx.set_output(0, y);
+      } else {
+        y = ctx.output(0, DType::kFloat32, out_shape);
+        if (s.nbytes()) std::memcpy(y.data(), s.data(), s.nbytes());
+      }
+    } else {
+      y = ctx.output(0, DType::kFloat32, out_shape);
+    }
+    if (plan->empty) return;
+    if (plan->use_ref) return run_reference(*plan, x, w, b, y);
+
+    const float* wdata = w.data_as<float>();
+    memory wmem;
+    if (plan->packed_weights && w.data() == weights_.data()) wmem = plan->packed_weights;
+    else if (plan->w_md == plan->w_plain_md) wmem = memory(plan->w_md, cpu_engine(), const_cast<float*>(wdata));
+    else {
+      wmem = memory(plan->w_md, cpu_engine(), thread_buffer(kWeightsSlot, plan->w_md.get_size()));
+      reorder_memory(plan->w_plain_md, wdata, plan->w_md, wmem.get_data_handle());
+    }
+    void* src = const_cast<void*>(x.data());
+    if (plan->src_md != plan->x_md) {
+      void* tmp = thread_buffer(kSrcSlot, plan->src_md.get_size());
+      reorder_memory(plan->x_md, src, plan->src_md, tmp);
+      src = tmp;
+    }
+    void* dst = y.data();
+    bool dst_tmp = plan->dst_md != plan->y_md;
+    if (dst_tmp) {
+      dst = thread_buffer(kDstSlot, plan->dst_md.get_size());
+      if (has_sum_) reorder_memory(plan->y_md, y.data(), plan->dst_md, dst);
+    }
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(plan->src_md, cpu_engine(), src);
+    args[DNNL_ARG_WEIGHTS] = wmem;
+    if (b) args[DNNL_ARG_BIAS] = memory(plan->b_md, cpu_engine(), const_cast<void*>(b->data()));
+    args[DNNL_ARG_DST] = memory(plan->dst_md, cpu_engine(), dst);
+    execute_with_scratchpad(plan->prim, plan->pd, args);
+    if (dst_tmp) reorder_memory(plan->dst_md, dst, plan->y_md, y.data());
+  }
+
+ private:
+  std::shared_ptr<const ConvPlan> plan_for(const Shape& x, const Shape& w, const Shape* b) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(x);
+    if (it != plans_.end() && w == it->second->w_shape_key && (b != nullptr) == it->second->has_bias_key) return it->second->plan;
+    auto entry = build_plan(x, w, b);
+    plans_[x] = entry;
+    return entry->plan;
+  }
+
+  struct Entry {
+    std::shared_ptr<const ConvPlan> plan;
+    Shape w_shape_key;
+    bool has_bias_key = false;
+  };
+
+  std::shared_ptr<Entry> build_plan(const Shape& x, const Shape& w, const Shape* b) const {
+    auto p = std::make_shared<ConvPlan>();
+    p->geo = conv_geometry(attrs_, x, w, b, where_);
+    const ConvGeometry& g = p->geo;
+    auto entry = std::make_shared<Entry>();
+    entry->w_shape_key = w;
+    entry->has_bias_key = b != nullptr;
+    entry->plan = p;
+    if (shape_numel(g.output_shape()) == 0) {
+      p->empty = true;
+      return entry;
+    }
+    if (x.size() > 5) fail(where_, ": ", x.size() - 2, " spatial dimensions are not supported (at most 3)");
+    try {
+      build_dnnl(*p, x, w, b != nullptr);
+    } catch (const dnnl::error&) {
+      p->use_ref = true;
+    }
+    return entry;
+  }
+
+  void build_dnnl(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias) const {
+    const ConvGeometry& g = p.geo;
+    size_t rank = x.size();
+    for (int64_t pb : g.pad_begin) if (pb < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
+    for (int64_t pe : g.pad_end) if (pe < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
+    Shape y = g.output_shape();
+    bool grouped = g.group > 1;
+    memory::dims wdims;
+    if (grouped) wdims.push_back(g.group);
+    wdims.push_back(g.out_channels / g.group);
+    wdims.push_back(g.in_channels / g.group);
+    wdims.insert(wdims.end(), g.kernel.begin(), g.kernel.end());
+    p.w_plain_md = memory::desc(wdims, memory::data_type::f32, weights_plain_tag(rank, grouped, transpose_));
+    p.b_md = memory::desc({g.out_channels}, memory::data_type::f32, tag::x);
+    p.x_md = f32_desc(x, src_blocked_ ? blocked_tag(rank) : plain_tag(rank));
+    p.y_md = f32_desc(y, dst_blocked_ ? blocked_tag(rank) : plain_tag(rank));
+    memory::dims strides(g.strides.begin(), g.strides.end()), dil, pl(g.pad_begin.begin(), g.pad_begin.end()),
+        pr(g.pad_end.begin(), g.pad_end.end());
+    for (int64_t d : g.dilations) dil.push_back(d - 1);  // oneDNN counts dilation from 0
+
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;
+    if (has_sum_) ops.append_sum(1.f);
+    if (relu_) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+
+    memory::desc w_any(wdims, memory::data_type::f32, tag::any);
+    // Source: keep what the graph holds when it is blocked, or for the first layer of a network
+    // (few channels, where oneDNN reads plain input directly); otherwise let oneDNN choose.
+    bool small_c = g.in_channels / g.group < 8 && !grouped;
+    memory::desc src_want = (src_blocked_ || small_c) ? p.x_md : f32_desc(x, tag::any);
+    memory::desc dst_any = f32_desc(y, tag::any);
+
+    auto try_make = [&](const memory::desc& src, const memory::desc& dst, dnnl::algorithm alg) -> bool {
+      try {
+        if (!transpose_) {
+          auto d = std::make_shared<dnnl::convolution_forward::desc>(
+              dnnl::prop_kind::forward_inference, alg, src, w_any, p.b_md, dst, strides, dil, pl, pr);
+          if (!has_bias) d = std::make_shared<dnnl::convolution_forward::desc>(
+              dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides, dil, pl, pr);
+          auto pd = dnnl::convolution_forward::primitive_desc(*d, attr, cpu_engine());
+          p.op_desc = d;
+          p.src_md = pd.src_desc(); p.dst_md = pd.dst_desc(); p.w_md = pd.weights_desc();
+          p.pd = pd;
+          p.prim = dnnl::convolution_forward(pd);
+        } else {
+          auto d = std::make_shared<dnnl::deconvolution_forward::desc>(
+              dnnl::prop_kind::forward_inference, alg, src, w_any, p.b_md, dst, strides, dil, pl, pr);
+          if (!has_bias) d = std::make_shared<dnnl::deconvolution_forward::desc>(
+              dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides, dil, pl, pr);
+          auto pd = dnnl::deconvolution_forward::primitive_desc(*d, attr, cpu_engine());
+          p.op_desc = d;
+          p.src_md = pd.src_desc(); p.dst_md = pd.dst_desc(); p.w_md = pd.weights_desc();
+          p.pd = pd;
+          p.prim = dnnl::deconvolution_forward(pd);
+        }
+        p.impl = p.pd.impl_info_str();
+        return true;
+      } catch (const dnnl::error&) {
+        return false;
+      }
+    };
+    auto is_ref = [&] { return p.impl.rfind("ref", 0) == 0; };
+
+    bool made = false;
+    dnnl::algorithm direct = transpose_ ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
+    // Winograd for 3x3 stride-1 layers with enough channels, where oneDNN accepts it.
+    bool wino_shape = !transpose_ && rank == 4 && !grouped && g.kernel[0] == 3 && g.kernel[1] == 3 && g.strides[0] == 1 &&
+                      g.strides[1] == 1 && g.dilations[0] == 1 && g.dilations[1] == 1 && g.in_channels >= 64 &&
+                      g.out_channels >= 64 && winograd_enabled();
+    if (wino_shape) {
+      memory::desc dst = dst_blocked_ ? p.y_md : dst_any;
+      made = try_make(src_want, dst, dnnl::algorithm::convolution_winograd);
+    }
+    if (!made) {
+      if (dst_blocked_) made = try_make(src_want, p.y_md, direct);
+      else {
+        // Plain destination: accept a non-reference kernel that writes it directly, else let
+        // oneDNN choose and reorder after.
+        made = try_make(src_want.data.format_kind == dnnl_format_kind_any ? p.x_md : src_want, p.y_md, direct) && !is_ref();
+        if (!made) made = try_make(src_want, dst_any, direct);
+      }
+    }
+    if (!made) throw dnnl::error(dnnl_unimplemented, "no convolution primitive");
+
+    if (weights_.defined() && weights_.shape() == w) {
+      if (p.w_md == p.w_plain_md) p.packed_weights = memory(p.w_md, cpu_engine(), const_cast<void*>(weights_.data()));
+      else {
+        p.packed_weights = memory(p.w_md, cpu_engine());
+        reorder_memory(p.w_plain_md, weights_.data(), p.w_md, p.packed_weights.get_data_handle());
+      }
+    }
+  }
+
+  void run_reference(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) const {
+    const ConvGeometry& g = p.geo;
+    size_t rank = x.rank();
+    Shape ys = g.output_shape();
+    Tensor xp = x;
+    if (src_blocked_) {
+      xp = Tensor::allocate(DType::kFloat32, x.shape());
+      reorder_memory(f32_desc(x.shape(), blocked_tag(rank)), x.data(), f32_desc(x.shape(), plain_tag(rank)), xp.data());
+    }
+    Tensor yp = Tensor::allocate(DType::kFloat32, ys);
+    const float* bias = b ? b->data_as<float>() : nullptr;
+    if (transpose_) conv_transpose_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
+    else conv_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
+    Tensor sum;
+    if (has_sum_) {
+      sum = y;  // holds the Add operand in y's layout
+      if (dst_blocked_) {
+        sum = Tensor::allocate(DType::kFloat32, ys);
+        reorder_memory(f32_desc(ys, blocked_tag(rank)), y.data(), f32_desc(ys, plain_tag(rank)), sum.data());
+      }
+    }
+    float* yd = yp.data_as<float>();
+    int64_t n = yp.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      float v = yd[i] + (has_sum_ ? sum.data_as<float>()[i] : 0.f);
+      yd[i] = relu_ && v < 0 ? 0.f : v;
+    }
+    if (dst_blocked_) reorder_memory(f32_desc(ys, plain_tag(rank)), yd, f32_desc(ys, blocked_tag(rank)), y.data());
+    else std::memcpy(y.data(), yd, yp.nbytes());
+  }
+
+  std::string where_;
+  bool transpose_;
+  ConvAttrs attrs_;
+  bool relu_ = false, has_sum_ = false, sum_inplace_ = false, src_blocked_ = false, dst_blocked_ = false;
+  Tensor weights_, bias_;
+  mutable std::mutex mutex_;
+  mutable std::map<Shape, std::shared_ptr<Entry>> plans_;
+};
+
+}  // namespace
+
+bool winograd_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("POINTRT_WINOGRAD");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+std::unique_ptr<OpKernel> make_conv_kernel(const KernelInit& init) { return std::make_unique<ConvKernel>(init, false, false); }
+std::unique_ptr<OpKernel> make_conv_transpose_kernel(const KernelInit& init) {
+  return std::make_unique<ConvKernel>(init, true, false);
+}
+std::unique_ptr<OpKernel> make_fused_conv_kernel(const KernelInit& init) { return std::make_unique<ConvKernel>(init, false, true); }
+
+std::string conv_impl_name(const OpKernel& k, const Shape& x) {
+  auto* c = dynamic_cast<const ConvKernel*>(&k);
+  return c ? c->impl_for(x) : "";
+}
+
+}  // namespace pointrt::nn
