@@ -1,8 +1,9 @@
 // Conv, ConvTranspose and the internal FusedConv (Conv + folded BatchNorm + Add + Relu) on oneDNN.
 //
 // The kernel parses attributes and keeps the constant weights at prepare time. oneDNN needs the
-// input shape to build a primitive, so primitives live in a per-input-shape cache (a map behind a
-// mutex): when the graph gives X a fixed shape the factory builds that entry right away (primitive
+// input shape to build a primitive, so primitives live in a cache keyed by input shape and OpenMP
+// thread count (oneDNN fixes its thread split at creation; dnnl_common.h plan_key), a map behind a
+// mutex: when the graph gives X a fixed shape the factory builds that entry right away (primitive
 // created and weights reordered into the layout the primitive chose, once); a symbolic shape
 // builds its entry on the first run with that shape, and steady-state runs only look it up.
 //
@@ -89,7 +90,7 @@ class ConvKernel : public OpKernel {
         s.push_back(d.value);
       }
       try {
-        plans_[s] = build_plan(s, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+        plans_[plan_key(s)] = build_plan(s, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
       } catch (const Error&) {
         // A shape the run will reject anyway; report it then, with the real input.
       }
@@ -162,10 +163,11 @@ class ConvKernel : public OpKernel {
  private:
   std::shared_ptr<const ConvPlan> plan_for(const Shape& x, const Shape& w, const Shape* b) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = plans_.find(x);
+    Shape key = plan_key(x);
+    auto it = plans_.find(key);
     if (it != plans_.end() && w == it->second->w_shape_key && (b != nullptr) == it->second->has_bias_key) return it->second->plan;
     auto entry = build_plan(x, w, b);
-    plans_[x] = entry;
+    plans_[key] = entry;
     return entry->plan;
   }
 

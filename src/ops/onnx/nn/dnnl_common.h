@@ -10,6 +10,7 @@
 #pragma once
 
 #include <dnnl.hpp>
+#include <omp.h>
 
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,15 @@ bool blockable(size_t rank, int64_t channels);
 inline dnnl::memory::dims to_dims(const Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
 inline dnnl::memory::desc f32_desc(const Shape& s, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(to_dims(s), dnnl::memory::data_type::f32, tag);
+}
+
+/// Key of a per-shape primitive cache: the shape plus the OpenMP thread count of the calling
+/// thread, because oneDNN fixes its work split (and its thread count) when a primitive is
+/// created; a primitive made for 2 threads and run under 1 would still start 2.
+inline Shape plan_key(const Shape& s) {
+  Shape k = s;
+  k.push_back(omp_get_max_threads());
+  return k;
 }
 
 /// Name of the implementation oneDNN picked ("brg:avx512_core", "ref:any", ...).

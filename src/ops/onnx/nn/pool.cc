@@ -2,7 +2,7 @@
 // reference kernels of pool_ref.cc for what oneDNN does not express: the Indices output,
 // integer and double inputs, more than three spatial dims, and anything oneDNN refuses.
 //
-// Like Conv, primitives are cached per input shape behind a mutex and built in the factory when
+// Like Conv, primitives are cached per (input shape, thread count) behind a mutex and built in the factory when
 // X's shape is known. A global pool over a blocked input writes [N, C, 1, 1], whose blocked and
 // plain layouts are the same bytes, so its output is always plain for the graph.
 #include <map>
@@ -44,7 +44,7 @@ class PoolKernel : public OpKernel {
         s.push_back(d.value);
       }
       try {
-        plans_[s] = build_plan(s);
+        plans_[plan_key(s)] = build_plan(s);
       } catch (const Error&) {
       }
     }
@@ -96,10 +96,11 @@ class PoolKernel : public OpKernel {
  private:
   std::shared_ptr<const PoolPlan> plan_for(const Shape& x) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = plans_.find(x);
+    Shape key = plan_key(x);
+    auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     auto p = build_plan(x);
-    plans_[x] = p;
+    plans_[key] = p;
     return p;
   }
 
