@@ -279,6 +279,14 @@ class ConvKernel : public OpKernel {
         // Plain destination: accept a non-reference kernel that writes it directly, else let
         // oneDNN choose and reorder after.
         made = try_make(src_want.data.format_kind == dnnl_format_kind_any ? p.x_md : src_want, p.y_md, direct) && !is_ref();
+        // A pointwise conv into a plain output is a plain GEMM (W [M, C] x X [C, HW]); that beats
+        // a blocked kernel plus a reorder of the (often large) output, even after reordering a
+        // blocked input to plain.
+        bool pointwise = std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k == 1; }) &&
+                         std::all_of(g.strides.begin(), g.strides.end(), [](int64_t v) { return v == 1; }) &&
+                         std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
+                         std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
+        if (!made && pointwise && !transpose_) made = try_make(f32_desc(x, plain_tag(rank)), p.y_md, direct) && !is_ref();
         if (!made) made = try_make(src_want, dst_any, direct);
       }
     }
