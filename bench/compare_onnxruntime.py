@@ -12,7 +12,9 @@ both alike:
 
 Each process does `--warmup` untimed runs and `--iterations` timed runs and reports its median
 latency and its peak RSS (getrusage). The table shows the median over `--repeats` processes of
-those medians, the ratio pointrt / ORT (< 1: pointrt is faster) and peak RSS. Peak RSS of the
+those medians, the ratio pointrt / ORT (< 1: pointrt is faster), the best single run of each
+(min, less sensitive to other load on the machine) and peak RSS. pointrt runs with
+OMP_WAIT_POLICY=passive unless --omp-wait-policy says otherwise (see its help). Peak RSS of the
 ORT worker includes the Python interpreter and numpy (about 30 MiB). Before timing, both
 runtimes' outputs on the same input are compared (max |difference|).
 
@@ -187,7 +189,10 @@ def export(name, model, shape, out_dir):
 def run_pointrt(args, model, npy, threads, out_json):
     cmd = [args.pointrt, "bench", model, "--threads", str(threads), "--input", "x=" + npy, "--warmup",
            str(args.warmup), "--iterations", str(args.iterations), "--json", out_json]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if args.omp_wait_policy != "default":
+        env["OMP_WAIT_POLICY"] = args.omp_wait_policy
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError("pointrt failed: " + " ".join(cmd) + "\n" + r.stdout + r.stderr)
     with open(out_json) as f:
@@ -206,9 +211,25 @@ def run_ort(args, model, npy, threads, save_output=None):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def check_outputs(args, name, model, npy, work):
+def compare_worker(args):
     import numpy as np
 
+    a, b = np.load(args.model), np.load(args.input)
+    if a.shape != b.shape:
+        print(f"shape mismatch {a.shape} vs {b.shape}")
+    else:
+        print(f"max |pointrt - ort| = {float(np.max(np.abs(a - b))):.2e} (max |ort| {float(np.max(np.abs(b))):.2e})")
+
+
+def export_worker(args):
+    models = build_models()
+    for name in args.models:
+        net, shape = models[name]
+        path, npy = export(name, net, shape, args.work_dir)
+        print(json.dumps({"name": name, "path": path, "npy": npy, "shape": list(shape)}))
+
+
+def check_outputs(args, name, model, npy, work):
     ort_out = os.path.join(work, name + "_ort_y.npy")
     saved = (args.warmup, args.iterations)
     args.warmup, args.iterations = 0, 1
@@ -219,10 +240,9 @@ def check_outputs(args, name, model, npy, work):
                        capture_output=True, text=True)
     if r.returncode != 0:
         return "pointrt run failed: " + (r.stderr.strip() or r.stdout.strip())[:400]
-    a, b = np.load(os.path.join(out_dir, "y.npy")), np.load(ort_out)
-    if a.shape != b.shape:
-        return f"shape mismatch {a.shape} vs {b.shape}"
-    return f"max |pointrt - ort| = {float(np.max(np.abs(a - b))):.2e} (max |ort| {float(np.max(np.abs(b))):.2e})"
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--compare-worker", "--model",
+                        os.path.join(out_dir, "y.npy"), "--input", ort_out], capture_output=True, text=True)
+    return r.stdout.strip() or r.stderr.strip()[-400:]
 
 
 def main():
@@ -234,9 +254,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "pointrt_bench"))
-    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active", "default"],
+                    help="OMP_WAIT_POLICY for pointrt (GNU OpenMP). On a shared, oversubscribed machine the "
+                         "default spin-wait makes every oneDNN parallel region wait for a descheduled thread; "
+                         "'passive' sleeps instead. 'default' leaves the environment alone.")
     # worker mode
     ap.add_argument("--ort-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--export-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--compare-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--input", help=argparse.SUPPRESS)
     ap.add_argument("--save-output", help=argparse.SUPPRESS)
@@ -244,14 +269,23 @@ def main():
     if args.ort_worker:
         args.threads = args.threads[0] if isinstance(args.threads, list) else args.threads
         return ort_worker(args)
-
+    if args.compare_worker:
+        return compare_worker(args)
     os.makedirs(args.work_dir, exist_ok=True)
-    models = build_models()
+    if args.export_worker:
+        return export_worker(args)
+
+    # This process stays lean (no torch, no numpy): Linux carries a parent's peak RSS into a
+    # child's ru_maxrss across fork+exec, so a fat parent would inflate every child's number.
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--export-worker", "--work-dir", args.work_dir,
+                        "--models", *args.models], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("export failed:\n" + r.stderr[-2000:])
+    exported = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     rows = []
-    for name in args.models:
-        net, shape = models[name]
-        path, npy = export(name, net, shape, args.work_dir)
-        print(f"# {name}: {path} input {list(shape)}; {check_outputs(args, name, path, npy, args.work_dir)}", flush=True)
+    for e in exported:
+        name, path, npy, shape = e["name"], e["path"], e["npy"], e["shape"]
+        print(f"# {name}: {path} input {shape}; {check_outputs(args, name, path, npy, args.work_dir)}", flush=True)
         for t in args.threads:
             prt, ort_r = [], []
             for rep in range(args.repeats):  # alternate so that noise hits both
@@ -259,7 +293,10 @@ def main():
                 ort_r.append(run_ort(args, path, npy, t))
             p_ms = statistics.median(r["median_ms"] for r in prt)
             o_ms = statistics.median(r["median_ms"] for r in ort_r)
-            row = dict(model=name, threads=t, pointrt_ms=p_ms, ort_ms=o_ms, ratio=p_ms / o_ms,
+            p_min = min(r["min_ms"] for r in prt)
+            o_min = min(r["min_ms"] for r in ort_r)
+            row = dict(model=name, threads=t, pointrt_ms=p_ms, ort_ms=o_ms, ratio=p_ms / o_ms, pointrt_min=p_min,
+                       ort_min=o_min,
                        pointrt_all=[round(r["median_ms"], 2) for r in prt], ort_all=[round(r["median_ms"], 2) for r in ort_r],
                        pointrt_rss=max(r["peak_rss_mib"] for r in prt), ort_rss=max(r["peak_rss_mib"] for r in ort_r))
             rows.append(row)
@@ -267,10 +304,12 @@ def main():
                   f"(per-process medians: pointrt {row['pointrt_all']}, ort {row['ort_all']}; "
                   f"peak RSS pointrt {row['pointrt_rss']:.0f} MiB, ort {row['ort_rss']:.0f} MiB)", flush=True)
     print()
-    print("| model | threads | pointrt median ms | ORT median ms | pointrt / ORT | peak RSS pointrt MiB | peak RSS ORT MiB |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | threads | pointrt median ms | ORT median ms | pointrt / ORT (median) | pointrt min ms | "
+          "ORT min ms | pointrt / ORT (min) | peak RSS pointrt MiB | peak RSS ORT MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['threads']} | {r['pointrt_ms']:.2f} | {r['ort_ms']:.2f} | {r['ratio']:.2f} | "
+              f"{r['pointrt_min']:.2f} | {r['ort_min']:.2f} | {r['pointrt_min'] / r['ort_min']:.2f} | "
               f"{r['pointrt_rss']:.0f} | {r['ort_rss']:.0f} |")
 
 

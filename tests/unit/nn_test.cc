@@ -497,6 +497,29 @@ class MapAllocator : public Allocator {
   Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
 };
 
+// Runs an optimised graph node by node (for graphs whose unfused form needs operators of
+// other families, which check_supported would refuse in this family's build).
+std::vector<Tensor> run_graph_by_hand(const Graph& g, const std::map<std::string, Tensor>& feeds) {
+  MapAllocator alloc;
+  RunCache cache;
+  std::vector<Tensor> slots(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) slots[v] = *g.values[v].constant;
+  for (auto& [name, t] : feeds) slots[g.find_value(name)] = t;
+  for (const Node& n : g.nodes) {
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    if (!e) throw Error("no kernel for " + n.op_type);
+    auto k = e->factory(KernelInit{n, g});
+    std::vector<const Tensor*> ins;
+    for (int v : n.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
+    std::vector<Tensor> outs(n.outputs.size());
+    KernelContext ctx(n, ins, outs, alloc, cache);
+    k->run(ctx);
+    for (size_t i = 0; i < outs.size(); ++i) slots[n.outputs[i]] = outs[i];
+  }
+  return slots;
+}
+
 TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   ModelBuilder mb(13);
   mb.input("X", {1, 16, 9, 7});
@@ -522,25 +545,8 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   // `a` is read twice (conv_b and the sum): not in place.
   EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_sum_inplace", 0), 0);
 
-  // Run the two kernels by hand.
   Tensor x = random_tensor({1, 16, 9, 7}, 5);
-  MapAllocator alloc;
-  RunCache cache;
-  std::vector<Tensor> slots(g.values.size());
-  for (size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].constant) slots[v] = *g.values[v].constant;
-  slots[g.find_value("X")] = x;
-  for (const Node& n : g.nodes) {
-    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
-    ASSERT_NE(e, nullptr) << n.op_type;
-    auto k = e->factory(KernelInit{n, g});
-    std::vector<const Tensor*> ins;
-    for (int v : n.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
-    std::vector<Tensor> outs(n.outputs.size());
-    KernelContext ctx(n, ins, outs, alloc, cache);
-    k->run(ctx);
-    for (size_t i = 0; i < outs.size(); ++i) slots[n.outputs[i]] = outs[i];
-  }
+  std::vector<Tensor> slots = run_graph_by_hand(g, {{"X", x}});
   // Blocked edges may hold blocked data internally; the graph output is plain.
   Tensor y = slots[g.find_value("Y")];
   ConvAttrs ca;
@@ -551,6 +557,62 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   conv_ref(geo, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
   for (int64_t i = 0; i < rb.numel(); ++i) rb.data_as<float>()[i] = std::max(0.f, rb.data_as<float>()[i] + ra.data_as<float>()[i]);
   expect_close(y, rb, 1e-4f);
+}
+
+// PointNet: shared MLP then max over points (ReduceMax, keepdims 0) -> GlobalMaxPool [N, C].
+TEST(NnFusion, PointNetReduceMaxBecomesGlobalMaxPool) {
+  for (int opset : {13, 18}) {
+    SCOPED_TRACE(opset);
+    ModelBuilder mb(opset);
+    mb.input("X", {2, 3, 1000});
+    Tensor w1 = random_tensor({64, 3, 1}, 1), w2 = random_tensor({128, 64, 1}, 2, -0.2f, 0.2f);
+    mb.initializer("W1", w1);
+    mb.initializer("W2", w2);
+    mb.node("Conv", {"X", "W1"}, {"a"}, "c1");
+    mb.node("Relu", {"a"}, {"r"}, "relu");
+    mb.node("Conv", {"r", "W2"}, {"b"}, "c2");
+    onnx::NodeProto* rm;
+    if (opset < 18) {
+      rm = mb.node("ReduceMax", {"b"}, {"Y"}, "max");
+      ModelBuilder::ints(rm, "axes", {-1});
+    } else {
+      Tensor axes = Tensor::allocate(DType::kInt64, {1});
+      axes.data_as<int64_t>()[0] = 2;
+      auto* tp = mb.graph->add_initializer();
+      tp->set_name("axes");
+      tp->set_data_type(7);
+      tp->add_dims(1);
+      tp->set_raw_data(std::string(static_cast<const char*>(axes.data()), 8));
+      rm = mb.node("ReduceMax", {"b", "axes"}, {"Y"}, "max");
+    }
+    ModelBuilder::int1(rm, "keepdims", 0);
+    mb.output("Y");
+    Model m = mb.build();
+    Graph g = m.impl()->graph;
+    ASSERT_TRUE(fuse_conv_batchnorm_relu(g));
+    g.compact();
+    ASSERT_EQ(g.nodes.size(), 3u);
+    EXPECT_EQ(g.nodes[2].op_type, "GlobalMaxPool");
+    EXPECT_EQ(g.nodes[2].attrs.get_int("__pointrt_src_blocked", 0), 1);  // 128 channels stay blocked
+    Tensor x = random_tensor({2, 3, 1000}, 9);
+    Tensor y = run_graph_by_hand(g, {{"X", x}})[g.find_value("Y")];
+    ASSERT_EQ(y.shape(), (Shape{2, 128}));
+    ConvAttrs ca;
+    ConvGeometry g1 = conv_geometry(ca, x.shape(), w1.shape(), nullptr, "ref");
+    Tensor a = Tensor::allocate(DType::kFloat32, g1.output_shape());
+    conv_ref(g1, x.data_as<float>(), w1.data_as<float>(), nullptr, a.data_as<float>());
+    for (int64_t i = 0; i < a.numel(); ++i) a.data_as<float>()[i] = std::max(0.f, a.data_as<float>()[i]);
+    ConvGeometry g2 = conv_geometry(ca, a.shape(), w2.shape(), nullptr, "ref");
+    Tensor b = Tensor::allocate(DType::kFloat32, g2.output_shape());
+    conv_ref(g2, a.data_as<float>(), w2.data_as<float>(), nullptr, b.data_as<float>());
+    Tensor ref = Tensor::allocate(DType::kFloat32, {2, 128});
+    for (int64_t nc = 0; nc < 256; ++nc) {
+      float mx = -INFINITY;
+      for (int64_t i = 0; i < 1000; ++i) mx = std::max(mx, b.data_as<float>()[nc * 1000 + i]);
+      ref.data_as<float>()[nc] = mx;
+    }
+    expect_close(y, ref, 1e-4f);
+  }
 }
 
 TEST(NnFusion, ConvWithNonConstantWeightsIsNotFolded) {

@@ -276,18 +276,20 @@ class ConvKernel : public OpKernel {
     if (!made) {
       if (dst_blocked_) made = try_make(src_want, p.y_md, direct);
       else {
-        // Plain destination: accept a non-reference kernel that writes it directly, else let
-        // oneDNN choose and reorder after.
-        made = try_make(src_want.data.format_kind == dnnl_format_kind_any ? p.x_md : src_want, p.y_md, direct) && !is_ref();
-        // A pointwise conv into a plain output is a plain GEMM (W [M, C] x X [C, HW]); that beats
-        // a blocked kernel plus a reorder of the (often large) output, even after reordering a
-        // blocked input to plain.
+        // Plain destination (an edge read by another family, or a graph output). A pointwise
+        // conv without post-ops on plain data is one GEMM (W [M, C] x X [C, HW]): take oneDNN's
+        // gemm kernel, which writes plain directly. Anything else runs faster as a blocked jit
+        // kernel plus reorders than as im2col + GEMM (and gemm applies post-ops in a slow
+        // second pass), so let oneDNN choose the layouts.
         bool pointwise = std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k == 1; }) &&
                          std::all_of(g.strides.begin(), g.strides.end(), [](int64_t v) { return v == 1; }) &&
                          std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                          std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
-        if (!made && pointwise && !transpose_) made = try_make(f32_desc(x, plain_tag(rank)), p.y_md, direct) && !is_ref();
+        if (pointwise && !src_blocked_ && !transpose_ && !relu_ && !has_sum_)
+          made = try_make(p.x_md, p.y_md, direct) && !is_ref();
         if (!made) made = try_make(src_want, dst_any, direct);
+        // Last resort before the reference kernel: whatever oneDNN has for plain in and out.
+        if (!made) made = try_make(p.x_md, p.y_md, direct);
       }
     }
     if (!made) throw dnnl::error(dnnl_unimplemented, "no convolution primitive");

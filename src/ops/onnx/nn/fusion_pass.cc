@@ -8,7 +8,10 @@
 //    oneDNN sum post-op. When `other` was freshly allocated by an nn kernel and nobody else reads
 //    it, the conv accumulates into that buffer in place.
 // 3. Relu after a Conv/FusedConv (possibly after the fused Add) becomes an eltwise post-op.
-// 4. Layout: an edge between nn kernels (FusedConv/Conv, MaxPool, AveragePool, global pools)
+// 4. ReduceMax over every spatial axis of a conv output (PointNet's max over points) becomes a
+//    GlobalMaxPool (squeezing the spatial dims when keepdims = 0), so the conv output, often the
+//    largest tensor of the network, stays blocked and is read once by oneDNN pooling.
+// 5. Layout: an edge between nn kernels (FusedConv/Conv, MaxPool, AveragePool, global pools)
 //    travels in oneDNN's channel-blocked layout when its channel count is a multiple of the block
 //    (dnnl_common.h). We chose attributes on the producer and consumers over a "chain" super-node
 //    because each node stays a node: profiles, execution_plan() and errors still name the ONNX
@@ -65,6 +68,11 @@ const Tensor* constant_f32(const Graph& g, int v) {
   if (v < 0 || !g.values[v].constant) return nullptr;
   const Tensor& t = *g.values[v].constant;
   return t.dtype() == DType::kFloat32 ? &t : nullptr;
+}
+
+void set_int(Node& n, const char* name, int64_t v) {
+  n.attrs.items[name].kind = Attribute::Kind::kInt;
+  n.attrs.items[name].i = v;
 }
 
 void make_fused(Node& n) {
@@ -214,12 +222,43 @@ bool is_window_pool(const Node& n) {
 }
 bool is_global_pool(const Node& n) { return is_onnx(n, "GlobalAveragePool") || is_onnx(n, "GlobalMaxPool"); }
 
-void set_int(Node& n, const char* name, int64_t v) {
-  n.attrs.items[name].kind = Attribute::Kind::kInt;
-  n.attrs.items[name].i = v;
+// Step 4.
+bool reduce_max_to_global_pool(Graph& g) {
+  bool changed = false;
+  for (auto& n : g.nodes) {
+    if (!is_onnx(n, "ReduceMax") || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) continue;
+    int v = n.inputs[0];
+    int p = g.values[v].producer;
+    if (p < 0 || !is_conv_like(g.nodes[p])) continue;
+    const Value& x = g.values[v];
+    if (x.dtype != DType::kFloat32 || !x.has_shape || x.shape.size() < 3 || x.shape.size() > 5) continue;
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    std::vector<int64_t> axes;
+    if (n.opset < 18) {
+      if (!n.attrs.has("axes")) continue;  // all axes
+      axes = n.attrs.get_ints("axes");
+    } else {
+      if (n.inputs.size() < 2 || n.inputs[1] < 0 || !g.values[n.inputs[1]].constant) continue;
+      const Tensor& a = *g.values[n.inputs[1]].constant;
+      if (a.dtype() != DType::kInt64) continue;
+      axes.assign(a.data_as<int64_t>(), a.data_as<int64_t>() + a.numel());
+    }
+    for (auto& a : axes) a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    std::vector<int64_t> spatial;
+    for (int64_t i = 2; i < rank; ++i) spatial.push_back(i);
+    if (axes != spatial) continue;
+    bool keepdims = n.attrs.get_int("keepdims", 1) != 0;
+    n.op_type = "GlobalMaxPool";
+    n.inputs = {v};
+    n.attrs.items.clear();
+    if (!keepdims) set_int(n, kAttrSqueeze, 1);
+    changed = true;
+  }
+  return changed;
 }
 
-// Step 4.
+// Step 5.
 bool choose_blocked_edges(Graph& g) {
   Uses u = compute_uses(g);
   std::vector<char> blocked(g.values.size(), 0);
@@ -280,6 +319,7 @@ bool fuse_conv_batchnorm_relu(Graph& g) {
   bool changed = fold_batch_norms(g);
   changed = fuse_residual_adds(g) || changed;
   changed = fuse_relus(g) || changed;
+  changed = reduce_max_to_global_pool(g) || changed;
   changed = choose_blocked_edges(g) || changed;
   return changed;
 }

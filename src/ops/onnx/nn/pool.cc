@@ -35,6 +35,7 @@ class PoolKernel : public OpKernel {
     src_blocked_ = init.attrs().get_int(kAttrSrcBlocked, 0) != 0;
     dst_blocked_ = init.attrs().get_int(kAttrDstBlocked, 0) != 0;
     want_indices_ = init.node.outputs.size() > 1 && init.node.outputs[1] >= 0;
+    squeeze_ = global && init.attrs().get_int(kAttrSqueeze, 0) != 0;
     if (want_indices_ && kind != PoolKind::kMax) fail(where_, ": only MaxPool has an Indices output");
     const Value* xv = init.input_value(0);
     if (xv && xv->has_shape && (xv->dtype == DType::kFloat32 || xv->dtype == DType::kUndefined)) {
@@ -70,7 +71,8 @@ class PoolKernel : public OpKernel {
     }
     std::shared_ptr<const PoolPlan> plan = plan_for(x.shape());
     Shape ys = plan->geo.output_shape();
-    Tensor& y = ctx.output(0, DType::kFloat32, ys);
+    // A ReduceMax rewritten by the nn pass drops the size-1 spatial dims (same bytes).
+    Tensor& y = ctx.output(0, DType::kFloat32, squeeze_ ? Shape{ys[0], ys[1]} : ys);
     int64_t* ind = want_indices_ ? ctx.output(1, DType::kInt64, ys).data_as<int64_t>() : nullptr;
     if (y.numel() == 0) return;
     if (plan->use_ref) {
@@ -85,6 +87,7 @@ class PoolKernel : public OpKernel {
       if (attrs_.kind == PoolKind::kMax) max_pool_ref<float>(plan->geo, attrs_.storage_order, xd, out.data_as<float>(), ind);
       else average_pool_ref(plan->geo, attrs_.count_include_pad || attrs_.global, xd, out.data_as<float>());
       if (dst_blocked_) reorder_memory(f32_desc(ys, plain_tag(ys.size())), out.data(), f32_desc(ys, blocked_tag(ys.size())), y.data());
+      else if (out.data() != y.data()) std::memcpy(y.data(), out.data(), out.nbytes());
       return;
     }
     std::unordered_map<int, memory> args;
@@ -148,7 +151,7 @@ class PoolKernel : public OpKernel {
 
   std::string where_;
   PoolAttrs attrs_;
-  bool src_blocked_ = false, dst_blocked_ = false, want_indices_ = false;
+  bool src_blocked_ = false, dst_blocked_ = false, want_indices_ = false, squeeze_ = false;
   mutable std::mutex mutex_;
   mutable std::map<Shape, std::shared_ptr<const PoolPlan>> plans_;
 };
