@@ -560,11 +560,15 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
 }
 
 // PointNet: shared MLP then max over points (ReduceMax, keepdims 0) -> GlobalMaxPool [N, C].
-TEST(NnFusion, PointNetReduceMaxBecomesGlobalMaxPool) {
-  for (int opset : {13, 18}) {
-    SCOPED_TRACE(opset);
+// When the conv output has no other reader the max is folded into the conv (chunked running max);
+// when it is also a graph output it stays, and the ReduceMax becomes a GlobalMaxPool.
+TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
+  for (int variant = 0; variant < 4; ++variant) {
+    int opset = variant % 2 ? 18 : 13;
+    bool conv_output_too = variant >= 2;
+    SCOPED_TRACE(str_cat("opset ", opset, conv_output_too ? ", conv output also a graph output" : ""));
     ModelBuilder mb(opset);
-    mb.input("X", {2, 3, 1000});
+    mb.input("X", {2, 3, 5001});  // 5001 points: two 2048-point chunks and a tail
     Tensor w1 = random_tensor({64, 3, 1}, 1), w2 = random_tensor({128, 64, 1}, 2, -0.2f, 0.2f);
     mb.initializer("W1", w1);
     mb.initializer("W2", w2);
@@ -587,14 +591,21 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMaxPool) {
     }
     ModelBuilder::int1(rm, "keepdims", 0);
     mb.output("Y");
+    if (conv_output_too) mb.output("b");
     Model m = mb.build();
     Graph g = m.impl()->graph;
     ASSERT_TRUE(fuse_conv_batchnorm_relu(g));
     g.compact();
-    ASSERT_EQ(g.nodes.size(), 3u);
-    EXPECT_EQ(g.nodes[2].op_type, "GlobalMaxPool");
-    EXPECT_EQ(g.nodes[2].attrs.get_int("__pointrt_src_blocked", 0), 1);  // 128 channels stay blocked
-    Tensor x = random_tensor({2, 3, 1000}, 9);
+    if (conv_output_too) {
+      ASSERT_EQ(g.nodes.size(), 3u);
+      EXPECT_EQ(g.nodes[2].op_type, "GlobalMaxPool");
+    } else {
+      ASSERT_EQ(g.nodes.size(), 2u);
+      EXPECT_EQ(g.nodes[1].op_type, "FusedConv");
+      EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_global_max", 0), 1);
+      EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_src_blocked", 0), 1);  // 64 channels arrive blocked
+    }
+    Tensor x = random_tensor({2, 3, 5001}, 9);
     Tensor y = run_graph_by_hand(g, {{"X", x}})[g.find_value("Y")];
     ASSERT_EQ(y.shape(), (Shape{2, 128}));
     ConvAttrs ca;
@@ -608,7 +619,7 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMaxPool) {
     Tensor ref = Tensor::allocate(DType::kFloat32, {2, 128});
     for (int64_t nc = 0; nc < 256; ++nc) {
       float mx = -INFINITY;
-      for (int64_t i = 0; i < 1000; ++i) mx = std::max(mx, b.data_as<float>()[nc * 1000 + i]);
+      for (int64_t i = 0; i < 5001; ++i) mx = std::max(mx, b.data_as<float>()[nc * 5001 + i]);
       ref.data_as<float>()[nc] = mx;
     }
     expect_close(y, ref, 1e-4f);

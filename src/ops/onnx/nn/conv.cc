@@ -12,6 +12,7 @@
 // the kernel reorders through a thread-owned buffer. Configurations oneDNN refuses (rank > 5,
 // negative transpose padding, ...) run the reference kernel of conv_ref.cc.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -59,7 +60,20 @@ struct ConvPlan {
   memory::desc w_plain_md, b_md;
   memory packed_weights;              // weights reordered once (constant W only)
   std::string impl;
+  // Global-max mode (pointwise Conv1d + max over points): one primitive per chunk length.
+  struct Chunk {
+    int64_t length = 0;
+    std::shared_ptr<void> op_desc;
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::primitive prim;
+    memory::desc src_md, dst_md;  // dense chunk layouts
+    memory packed_weights;
+  };
+  Chunk main_chunk, tail_chunk;
 };
+
+// Points per chunk in global-max mode: the chunk's output (M x chunk floats) stays in L2.
+constexpr int64_t kMaxChunkBytes = 1 << 20;
 
 class ConvKernel : public OpKernel {
  public:
@@ -70,6 +84,8 @@ class ConvKernel : public OpKernel {
       relu_ = at.get_int(kAttrPostRelu, 0) != 0;
       has_sum_ = at.get_int(kAttrSumInput, 0) != 0;
       sum_inplace_ = at.get_int(kAttrSumInPlace, 0) != 0;
+      global_max_ = at.get_int(kAttrGlobalMax, 0) != 0;
+      squeeze_ = at.get_int(kAttrSqueeze, 0) != 0;
     }
     src_blocked_ = at.get_int(kAttrSrcBlocked, 0) != 0;
     dst_blocked_ = at.get_int(kAttrDstBlocked, 0) != 0;
@@ -112,6 +128,7 @@ class ConvKernel : public OpKernel {
     if (b && b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
     std::shared_ptr<const ConvPlan> plan = plan_for(x.shape(), w.shape(), b ? &b->shape() : nullptr);
     Shape out_shape = plan->geo.output_shape();
+    if (global_max_) return run_global_max(ctx, *plan, x, w, b);
 
     Tensor y;
     if (has_sum_) {
@@ -191,7 +208,8 @@ class ConvKernel : public OpKernel {
     }
     if (x.size() > 5) fail(where_, ": ", x.size() - 2, " spatial dimensions are not supported (at most 3)");
     try {
-      build_dnnl(*p, x, w, b != nullptr);
+      if (global_max_) build_global_max(*p, x, w, b != nullptr);
+      else build_dnnl(*p, x, w, b != nullptr);
     } catch (const dnnl::error&) {
       p->use_ref = true;
     }
@@ -303,6 +321,124 @@ class ConvKernel : public OpKernel {
     }
   }
 
+  // Global-max mode: y[n, m] = max over points of conv(x)[n, m, :] (after bias and ReLU).
+  void build_global_max(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias) const {
+    const ConvGeometry& g = p.geo;
+    if (x.size() != 3 || g.group != 1) throw dnnl::error(dnnl_unimplemented, "global max needs a 1D conv");
+    int64_t c = g.in_channels, m = g.out_channels, points = g.out_spatial[0];
+    int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(points, kMaxChunkBytes / (4 * std::max<int64_t>(m, 1)) / 16 * 16));
+    p.w_plain_md = memory::desc({m, c, 1}, memory::data_type::f32, tag::abc);
+    p.b_md = memory::desc({m}, memory::data_type::f32, tag::x);
+    p.x_md = f32_desc(x, src_blocked_ ? blocked_tag(3) : plain_tag(3));
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;
+    if (relu_) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+    auto make = [&](ConvPlan::Chunk& ch, int64_t len) {
+      ch.length = len;
+      Shape cs{1, c, len}, ds{1, m, len};
+      ch.src_md = f32_desc(cs, blockable(3, c) ? blocked_tag(3) : plain_tag(3));
+      ch.dst_md = f32_desc(ds, blockable(3, m) ? blocked_tag(3) : plain_tag(3));
+      memory::desc w_any({m, c, 1}, memory::data_type::f32, tag::any);
+      std::shared_ptr<dnnl::convolution_forward::desc> d;
+      if (has_bias)
+        d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                              ch.src_md, w_any, p.b_md, ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
+      else
+        d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                              ch.src_md, w_any, ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
+      ch.op_desc = d;
+      ch.pd = dnnl::convolution_forward::primitive_desc(*d, attr, cpu_engine());
+      ch.prim = dnnl::convolution_forward(ch.pd);
+      if (weights_.defined() && weights_.shape() == w) {
+        ch.packed_weights = memory(ch.pd.weights_desc(), cpu_engine());
+        reorder_memory(p.w_plain_md, weights_.data(), ch.pd.weights_desc(), ch.packed_weights.get_data_handle());
+      }
+    };
+    make(p.main_chunk, chunk);
+    if (points % chunk) make(p.tail_chunk, points % chunk);
+    p.impl = std::string(p.main_chunk.pd.impl_info_str()) + " + running max";
+  }
+
+  void run_global_max(KernelContext& ctx, const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b) const {
+    const ConvGeometry& g = p.geo;
+    int64_t n_batch = g.batch, c = g.in_channels, m = g.out_channels;
+    int64_t points = g.out_spatial.empty() ? 0 : g.out_spatial[0];
+    Tensor& y = ctx.output(0, DType::kFloat32, squeeze_ ? Shape{n_batch, m} : Shape{n_batch, m, 1});
+    if (y.numel() == 0) return;
+    if (points == 0) fail(where_, ": max over an empty set of points (X ", shape_to_string(x.shape()), ")");
+    float* out = y.data_as<float>();
+    if (p.use_ref || p.empty) {
+      Tensor full = Tensor::allocate(DType::kFloat32, g.output_shape());
+      run_reference(p, x, w, b, full);
+      const float* f = full.data_as<float>();
+      for (int64_t i = 0; i < n_batch * m; ++i) {
+        float acc = f[i * points];
+        for (int64_t k = 1; k < points; ++k) {
+          float v = f[i * points + k];
+          acc = (v > acc || std::isnan(v)) ? v : acc;
+        }
+        out[i] = acc;
+      }
+      return;
+    }
+    const int64_t blk = channel_block();
+    for (int64_t n = 0; n < n_batch; ++n) {
+      float* acc = out + n * m;
+      for (int64_t i = 0; i < m; ++i) acc[i] = -INFINITY;
+      for (int64_t p0 = 0; p0 < points; p0 += p.main_chunk.length) {
+        const ConvPlan::Chunk& ch = points - p0 >= p.main_chunk.length ? p.main_chunk : p.tail_chunk;
+        int64_t len = ch.length;
+        // A strided view of this chunk of X in the graph's layout, reordered into a dense chunk.
+        memory::desc view;
+        const float* base = x.data_as<float>();
+        if (src_blocked_) {
+          view = f32_desc({1, c, len}, blocked_tag(3));
+          auto& st = view.data.format_desc.blocking.strides;
+          st[0] = c * points; st[1] = points * blk; st[2] = blk;
+          base += n * c * points + p0 * blk;
+        } else {
+          view = memory::desc({1, c, len}, memory::data_type::f32, memory::dims{c * points, points, 1});
+          base += n * c * points + p0;
+        }
+        void* src = thread_buffer(kSrcSlot, ch.src_md.get_size());
+        reorder_memory(view, base, ch.src_md, src);
+        float* dst = static_cast<float*>(thread_buffer(kDstSlot, ch.dst_md.get_size()));
+        std::unordered_map<int, memory> args;
+        args[DNNL_ARG_SRC] = memory(ch.src_md, cpu_engine(), src);
+        memory wmem = ch.packed_weights;
+        if (!wmem || w.data() != weights_.data()) {
+          wmem = memory(ch.pd.weights_desc(), cpu_engine(), thread_buffer(kWeightsSlot, ch.pd.weights_desc().get_size()));
+          reorder_memory(p.w_plain_md, w.data(), ch.pd.weights_desc(), wmem.get_data_handle());
+        }
+        args[DNNL_ARG_WEIGHTS] = wmem;
+        if (b) args[DNNL_ARG_BIAS] = memory(p.b_md, cpu_engine(), const_cast<void*>(b->data()));
+        args[DNNL_ARG_DST] = memory(ch.dst_md, cpu_engine(), dst);
+        execute_with_scratchpad(ch.prim, ch.pd, args);
+        bool blocked_dst = blockable(3, m);
+        int64_t groups = blocked_dst ? m / blk : m;
+#pragma omp parallel for schedule(static) if (groups * len > 65536)
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          if (blocked_dst) {
+            const float* d = dst + gi * len * blk;
+            float* a = acc + gi * blk;
+            for (int64_t k = 0; k < len; ++k)
+              for (int64_t j = 0; j < blk; ++j) {
+                float v = d[k * blk + j];
+                a[j] = (v > a[j] || v != v) ? v : a[j];
+              }
+          } else {
+            const float* d = dst + gi * len;
+            float a = acc[gi];
+            for (int64_t k = 0; k < len; ++k) a = (d[k] > a || d[k] != d[k]) ? d[k] : a;
+            acc[gi] = a;
+          }
+        }
+      }
+    }
+  }
+
   void run_reference(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) const {
     const ConvGeometry& g = p.geo;
     size_t rank = x.rank();
@@ -338,6 +474,7 @@ class ConvKernel : public OpKernel {
   bool transpose_;
   ConvAttrs attrs_;
   bool relu_ = false, has_sum_ = false, sum_inplace_ = false, src_blocked_ = false, dst_blocked_ = false;
+  bool global_max_ = false, squeeze_ = false;
   Tensor weights_, bias_;
   mutable std::mutex mutex_;
   mutable std::map<Shape, std::shared_ptr<Entry>> plans_;

@@ -28,7 +28,8 @@ inline constexpr const char* kAttrDstBlocked = "__pointrt_dst_blocked";  // outp
 inline constexpr const char* kAttrPostRelu = "__pointrt_post_relu";      // FusedConv: ReLU after sum
 inline constexpr const char* kAttrSumInput = "__pointrt_sum_input";      // FusedConv: input 3 is added
 inline constexpr const char* kAttrSumInPlace = "__pointrt_sum_inplace";  // FusedConv: may write into input 3
-inline constexpr const char* kAttrSqueeze = "__pointrt_squeeze";          // global pool: output [N, C]
+inline constexpr const char* kAttrSqueeze = "__pointrt_squeeze";          // global max: output [N, C]
+inline constexpr const char* kAttrGlobalMax = "__pointrt_global_max";    // FusedConv: max over points
 
 /// The process-wide CPU engine.
 const dnnl::engine& cpu_engine();

@@ -8,9 +8,12 @@
 //    oneDNN sum post-op. When `other` was freshly allocated by an nn kernel and nobody else reads
 //    it, the conv accumulates into that buffer in place.
 // 3. Relu after a Conv/FusedConv (possibly after the fused Add) becomes an eltwise post-op.
-// 4. ReduceMax over every spatial axis of a conv output (PointNet's max over points) becomes a
-//    GlobalMaxPool (squeezing the spatial dims when keepdims = 0), so the conv output, often the
-//    largest tensor of the network, stays blocked and is read once by oneDNN pooling.
+// 4. ReduceMax over every spatial axis of a conv output (PointNet's max over points): when the
+//    conv is a pointwise Conv1d read only by the ReduceMax, the max becomes part of the FusedConv,
+//    which then computes chunks of points and keeps a running max, so the [N, M, points] tensor
+//    (64 MB for 1024 x 16384) is never written. Otherwise the ReduceMax becomes a GlobalMaxPool
+//    (squeezing when keepdims = 0) so the conv output may stay blocked. NaN propagates as in
+//    ReduceMax.
 // 5. Layout: an edge between nn kernels (FusedConv/Conv, MaxPool, AveragePool, global pools)
 //    travels in oneDNN's channel-blocked layout when its channel count is a multiple of the block
 //    (dnnl_common.h). We chose attributes on the producer and consumers over a "chain" super-node
@@ -222,6 +225,20 @@ bool is_window_pool(const Node& n) {
 }
 bool is_global_pool(const Node& n) { return is_onnx(n, "GlobalAveragePool") || is_onnx(n, "GlobalMaxPool"); }
 
+// A Conv1d with a constant [M, C, 1] kernel, group 1, stride 1, no padding and no fused Add.
+bool pointwise_conv_1d(const Graph& g, const Node& conv) {
+  if (conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.attrs.get_int(kAttrSumInput, 0)) return false;
+  const Tensor* w = constant_f32(g, conv.inputs[1]);
+  if (!w || w->rank() != 3 || w->dim(2) != 1) return false;
+  if (conv.inputs.size() == 3 && conv.inputs[2] >= 0 && !constant_f32(g, conv.inputs[2])) return false;
+  if (conv.attrs.get_int("group", 1) != 1) return false;
+  for (int64_t s : conv.attrs.get_ints("strides", {}))
+    if (s != 1) return false;
+  for (int64_t p : conv.attrs.get_ints("pads", {}))
+    if (p != 0) return false;
+  return true;
+}
+
 // Step 4.
 bool reduce_max_to_global_pool(Graph& g) {
   bool changed = false;
@@ -249,11 +266,23 @@ bool reduce_max_to_global_pool(Graph& g) {
     for (int64_t i = 2; i < rank; ++i) spatial.push_back(i);
     if (axes != spatial) continue;
     bool keepdims = n.attrs.get_int("keepdims", 1) != 0;
+    changed = true;
+    Node& conv = g.nodes[p];
+    if (rank == 3 && pointwise_conv_1d(g, conv) && single_reader(compute_uses(g), v)) {
+      // Fold the max into the conv itself: it then runs over chunks of points and never
+      // writes the [N, M, points] tensor.
+      make_fused(conv);
+      set_int(conv, kAttrGlobalMax, 1);
+      if (!keepdims) set_int(conv, kAttrSqueeze, 1);
+      conv.outputs = {n.outputs[0]};
+      g.values[n.outputs[0]].producer = p;
+      n.removed = true;
+      continue;
+    }
     n.op_type = "GlobalMaxPool";
     n.inputs = {v};
     n.attrs.items.clear();
     if (!keepdims) set_int(n, kAttrSqueeze, 1);
-    changed = true;
   }
   return changed;
 }
