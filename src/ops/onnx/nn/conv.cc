@@ -421,13 +421,8 @@ class ConvKernel : public OpKernel {
 #pragma omp parallel for schedule(static) if (groups * len > 65536)
         for (int64_t gi = 0; gi < groups; ++gi) {
           if (blocked_dst) {
-            const float* d = dst + gi * len * blk;
-            float* a = acc + gi * blk;
-            for (int64_t k = 0; k < len; ++k)
-              for (int64_t j = 0; j < blk; ++j) {
-                float v = d[k * blk + j];
-                a[j] = (v > a[j] || v != v) ? v : a[j];
-              }
+            if (blk == 16) running_max_block<16>(dst + gi * len * 16, len, acc + gi * 16);
+            else running_max_block<8>(dst + gi * len * 8, len, acc + gi * 8);
           } else {
             const float* d = dst + gi * len;
             float a = acc[gi];
@@ -437,6 +432,20 @@ class ConvKernel : public OpKernel {
         }
       }
     }
+  }
+
+  // acc[j] = max(acc[j], d[k * B + j]) over k, NaN-propagating; a local copy of acc keeps the
+  // compiler from assuming d and acc alias, so the inner loop is one vector max per k.
+  template <int B>
+  static void running_max_block(const float* __restrict d, int64_t len, float* __restrict acc) {
+    float a[B];
+    for (int j = 0; j < B; ++j) a[j] = acc[j];
+    for (int64_t k = 0; k < len; ++k)
+      for (int j = 0; j < B; ++j) {
+        float v = d[k * B + j];
+        a[j] = (v > a[j] || v != v) ? v : a[j];
+      }
+    for (int j = 0; j < B; ++j) acc[j] = a[j];
   }
 
   void run_reference(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) const {
