@@ -60,6 +60,7 @@ struct ConvPlan {
   memory::desc w_plain_md, b_md;
   memory packed_weights;              // weights reordered once (constant W only)
   std::string impl;
+  PreparedReorder src_reorder, sum_reorder, dst_reorder;  // only where the layouts differ
   // Global-max mode (pointwise Conv1d + max over points): one primitive per chunk length.
   struct Chunk {
     int64_t length = 0;
@@ -68,6 +69,7 @@ struct ConvPlan {
     dnnl::primitive prim;
     memory::desc src_md, dst_md;  // dense chunk layouts
     memory packed_weights;
+    PreparedReorder gather;       // strided view of X's chunk -> dense src
   };
   Chunk main_chunk, tail_chunk;
 };
@@ -159,14 +161,14 @@ class ConvKernel : public OpKernel {
     void* src = const_cast<void*>(x.data());
     if (plan->src_md != plan->x_md) {
       void* tmp = thread_buffer(kSrcSlot, plan->src_md.get_size());
-      reorder_memory(plan->x_md, src, plan->src_md, tmp);
+      plan->src_reorder.run(src, tmp);
       src = tmp;
     }
     void* dst = y.data();
     bool dst_tmp = plan->dst_md != plan->y_md;
     if (dst_tmp) {
       dst = thread_buffer(kDstSlot, plan->dst_md.get_size());
-      if (has_sum_) reorder_memory(plan->y_md, y.data(), plan->dst_md, dst);
+      if (has_sum_) plan->sum_reorder.run(y.data(), dst);
     }
     std::unordered_map<int, memory> args;
     args[DNNL_ARG_SRC] = memory(plan->src_md, cpu_engine(), src);
@@ -174,7 +176,7 @@ class ConvKernel : public OpKernel {
     if (b) args[DNNL_ARG_BIAS] = memory(plan->b_md, cpu_engine(), const_cast<void*>(b->data()));
     args[DNNL_ARG_DST] = memory(plan->dst_md, cpu_engine(), dst);
     execute_with_scratchpad(plan->prim, plan->pd, args);
-    if (dst_tmp) reorder_memory(plan->dst_md, dst, plan->y_md, y.data());
+    if (dst_tmp) plan->dst_reorder.run(dst, y.data());
   }
 
  private:
@@ -311,6 +313,11 @@ class ConvKernel : public OpKernel {
       }
     }
     if (!made) throw dnnl::error(dnnl_unimplemented, "no convolution primitive");
+    if (p.src_md != p.x_md) p.src_reorder = make_reorder(p.x_md, p.src_md);
+    if (p.dst_md != p.y_md) {
+      p.dst_reorder = make_reorder(p.dst_md, p.y_md);
+      if (has_sum_) p.sum_reorder = make_reorder(p.y_md, p.dst_md);
+    }
 
     if (weights_.defined() && weights_.shape() == w) {
       if (p.w_md == p.w_plain_md) p.packed_weights = memory(p.w_md, cpu_engine(), const_cast<void*>(weights_.data()));
@@ -349,6 +356,19 @@ class ConvKernel : public OpKernel {
         d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                               ch.src_md, w_any, ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
       ch.op_desc = d;
+      // X's chunk as a strided view of the whole tensor in the graph's layout (pointer offset
+      // chosen per chunk at run time).
+      memory::desc view;
+      if (src_blocked_) {
+        view = f32_desc({1, c, len}, blocked_tag(3));
+        auto& st = view.data.format_desc.blocking.strides;
+        st[0] = c * points;
+        st[1] = points * channel_block();
+        st[2] = channel_block();
+      } else {
+        view = memory::desc({1, c, len}, memory::data_type::f32, memory::dims{c * points, points, 1});
+      }
+      ch.gather = make_reorder(view, ch.src_md);
       ch.pd = dnnl::convolution_forward::primitive_desc(*d, attr, cpu_engine());
       ch.prim = dnnl::convolution_forward(ch.pd);
       if (weights_.defined() && weights_.shape() == w) {
@@ -390,20 +410,9 @@ class ConvKernel : public OpKernel {
       for (int64_t p0 = 0; p0 < points; p0 += p.main_chunk.length) {
         const ConvPlan::Chunk& ch = points - p0 >= p.main_chunk.length ? p.main_chunk : p.tail_chunk;
         int64_t len = ch.length;
-        // A strided view of this chunk of X in the graph's layout, reordered into a dense chunk.
-        memory::desc view;
-        const float* base = x.data_as<float>();
-        if (src_blocked_) {
-          view = f32_desc({1, c, len}, blocked_tag(3));
-          auto& st = view.data.format_desc.blocking.strides;
-          st[0] = c * points; st[1] = points * blk; st[2] = blk;
-          base += n * c * points + p0 * blk;
-        } else {
-          view = memory::desc({1, c, len}, memory::data_type::f32, memory::dims{c * points, points, 1});
-          base += n * c * points + p0;
-        }
+        const float* base = x.data_as<float>() + n * c * points + p0 * (src_blocked_ ? blk : 1);
         void* src = thread_buffer(kSrcSlot, ch.src_md.get_size());
-        reorder_memory(view, base, ch.src_md, src);
+        ch.gather.run(base, src);
         float* dst = static_cast<float*>(thread_buffer(kDstSlot, ch.dst_md.get_size()));
         std::unordered_map<int, memory> args;
         args[DNNL_ARG_SRC] = memory(ch.src_md, cpu_engine(), src);

@@ -79,6 +79,22 @@ void execute_with_scratchpad(const dnnl::primitive& prim, const dnnl::primitive_
   s.wait();
 }
 
+PreparedReorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  PreparedReorder r;
+  r.from = from;
+  r.to = to;
+  r.prim = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
+  return r;
+}
+
+void PreparedReorder::run(const void* src, void* dst) const {
+  dnnl::memory a(from, cpu_engine(), const_cast<void*>(src));
+  dnnl::memory b(to, cpu_engine(), dst);
+  dnnl::stream& s = thread_stream();
+  prim.execute(s, a, b);
+  s.wait();
+}
+
 void reorder_memory(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to, void* dst) {
   dnnl::memory a(from, cpu_engine(), const_cast<void*>(src));
   dnnl::memory b(to, cpu_engine(), dst);

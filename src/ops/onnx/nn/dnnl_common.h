@@ -73,7 +73,18 @@ inline std::string impl_name(const dnnl::primitive_desc_base& pd) { return pd.im
 void execute_with_scratchpad(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
                              std::unordered_map<int, dnnl::memory>& args);
 
-/// Reorder `src` (format `from`) into `dst` (format `to`) for the same logical shape.
+/// A reorder primitive made once (at prepare time) and run many times: creating one per call
+/// costs far more than moving a small tensor.
+struct PreparedReorder {
+  dnnl::memory::desc from, to;
+  dnnl::reorder prim;
+  bool valid() const { return static_cast<bool>(prim); }
+  void run(const void* src, void* dst) const;
+};
+PreparedReorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+
+/// Reorder `src` (format `from`) into `dst` (format `to`) for the same logical shape (creates a
+/// reorder primitive: for prepare time and cold paths).
 void reorder_memory(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to, void* dst);
 
 }  // namespace pointrt::nn
