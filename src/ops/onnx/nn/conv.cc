@@ -435,7 +435,7 @@ class ConvKernel : public OpKernel {
           } else {
             const float* d = dst + gi * len;
             float a = acc[gi];
-            for (int64_t k = 0; k < len; ++k) a = (d[k] > a || d[k] != d[k]) ? d[k] : a;
+            for (int64_t k = 0; k < len; ++k) a = d[k] > a ? d[k] : a;
             acc[gi] = a;
           }
         }
@@ -443,17 +443,17 @@ class ConvKernel : public OpKernel {
     }
   }
 
-  // acc[j] = max(acc[j], d[k * B + j]) over k, NaN-propagating; a local copy of acc keeps the
-  // compiler from assuming d and acc alias, so the inner loop is one vector max per k.
+  // acc[j] = max(acc[j], d[k * B + j]) over k. A local copy of acc keeps the compiler from
+  // assuming d and acc alias, so the inner loop is one vector max per k. (NaN handling follows
+  // the hardware max, as ONNX Runtime's ReduceMax does: unspecified.)
   template <int B>
   static void running_max_block(const float* __restrict d, int64_t len, float* __restrict acc) {
     float a[B];
     for (int j = 0; j < B; ++j) a[j] = acc[j];
-    for (int64_t k = 0; k < len; ++k)
-      for (int j = 0; j < B; ++j) {
-        float v = d[k * B + j];
-        a[j] = (v > a[j] || v != v) ? v : a[j];
-      }
+    for (int64_t k = 0; k < len; ++k) {
+#pragma omp simd
+      for (int j = 0; j < B; ++j) a[j] = d[k * B + j] > a[j] ? d[k * B + j] : a[j];
+    }
     for (int j = 0; j < B; ++j) acc[j] = a[j];
   }
 

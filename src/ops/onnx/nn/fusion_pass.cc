@@ -12,8 +12,8 @@
 //    conv is a pointwise Conv1d read only by the ReduceMax, the max becomes part of the FusedConv,
 //    which then computes chunks of points and keeps a running max, so the [N, M, points] tensor
 //    (64 MB for 1024 x 16384) is never written. Otherwise the ReduceMax becomes a GlobalMaxPool
-//    (squeezing when keepdims = 0) so the conv output may stay blocked. NaN propagates as in
-//    ReduceMax.
+//    (squeezing when keepdims = 0) so the conv output may stay blocked. A NaN among the values
+//    is not guaranteed to propagate (as in ONNX Runtime's ReduceMax).
 // 5. Layout: an edge between nn kernels (FusedConv/Conv, MaxPool, AveragePool, global pools)
 //    travels in oneDNN's channel-blocked layout when its channel count is a multiple of the block
 //    (dnnl_common.h). We chose attributes on the producer and consumers over a "chain" super-node
