@@ -202,6 +202,9 @@ TEST(NnConv, MatchesReferenceOnAwkwardShapes) {
       {"3D", {1, 2, 5, 6, 7}, {3, 2, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1, 1, 1}},
       {"3D stride dil groups", {1, 4, 7, 6, 9}, {6, 2, 2, 3, 2}, 2, {2, 1, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}},
       {"batch 3", {3, 16, 5, 5}, {32, 16, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
+      {"dilated same (space-to-batch)", {2, 64, 12, 16}, {64, 64, 3, 3}, 1, {}, {2, 2}, {2, 2, 2, 2}},
+      {"dilated 4 same", {1, 64, 8, 12}, {80, 64, 3, 3}, 1, {}, {4, 4}, {4, 4, 4, 4}},
+      {"dilated same, size not divisible", {1, 64, 9, 10}, {64, 64, 3, 3}, 1, {}, {2, 2}, {2, 2, 2, 2}},
   };
   for (const auto& c : cases) run_conv_case(c);
 }
@@ -287,6 +290,22 @@ TEST(NnConv, PicksAFastImplementation) {
     EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << shape_to_string(c.x) << ": " << impl;
     std::cout << "[ impl ] X " << shape_to_string(c.x) << " W " << shape_to_string(c.w) << " -> " << impl << "\n";
   }
+}
+
+TEST(NnConv, DilatedSameConvRunsAsSpaceToBatchWinograd) {
+  ModelBuilder mb(13);
+  mb.input("X", {1, 64, 60, 80});
+  mb.initializer("W", random_tensor({64, 64, 3, 3}, 1));
+  auto* n = mb.node("Conv", {"X", "W"}, {"Y"}, "c");
+  ModelBuilder::ints(n, "dilations", {4, 4});
+  ModelBuilder::ints(n, "pads", {4, 4, 4, 4});
+  mb.output("Y");
+  Model model = mb.build();
+  const Graph& g = model.impl()->graph;
+  auto kernel = make_conv_kernel(KernelInit{g.nodes[0], g});
+  std::string impl = conv_impl_name(*kernel, {1, 64, 60, 80});
+  std::cout << "[ impl ] dilated 4: " << impl << "\n";
+  if (winograd_enabled()) EXPECT_NE(impl.find("space_to_batch"), std::string::npos) << impl;
 }
 
 // ---------------------------------------------------------------- pools vs reference
@@ -521,15 +540,21 @@ std::vector<Tensor> run_graph_by_hand(const Graph& g, const std::map<std::string
 }
 
 TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
+  // (channels, dilation of conv_b): 64 channels with dilation 2 runs conv_b as space-to-batch
+  // Winograd with the residual sum, on blocked edges.
+  for (auto [ch, dil] : std::vector<std::pair<int64_t, int64_t>>{{16, 1}, {64, 2}}) {
+  SCOPED_TRACE(str_cat("channels ", ch, " dilation ", dil));
+  int64_t hh = dil == 1 ? 9 : 10, ww = dil == 1 ? 7 : 12;
   ModelBuilder mb(13);
-  mb.input("X", {1, 16, 9, 7});
-  Tensor w1 = random_tensor({16, 16, 3, 3}, 1, -0.2f, 0.2f), w2 = random_tensor({16, 16, 3, 3}, 2, -0.2f, 0.2f);
+  mb.input("X", {1, ch, hh, ww});
+  Tensor w1 = random_tensor({ch, ch, 3, 3}, 1, -0.2f, 0.2f), w2 = random_tensor({ch, ch, 3, 3}, 2, -0.1f, 0.1f);
   mb.initializer("W1", w1);
   mb.initializer("W2", w2);
   auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
   ModelBuilder::ints(a, "pads", {1, 1, 1, 1});
   auto* b = mb.node("Conv", {"a", "W2"}, {"b"}, "conv_b");
-  ModelBuilder::ints(b, "pads", {1, 1, 1, 1});
+  ModelBuilder::ints(b, "pads", {dil, dil, dil, dil});
+  ModelBuilder::ints(b, "dilations", {dil, dil});
   mb.node("Add", {"b", "a"}, {"s"}, "add");
   mb.node("Relu", {"s"}, {"Y"}, "relu");
   mb.output("Y");
@@ -545,18 +570,23 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   // `a` is read twice (conv_b and the sum): not in place.
   EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_sum_inplace", 0), 0);
 
-  Tensor x = random_tensor({1, 16, 9, 7}, 5);
+  Tensor x = random_tensor({1, ch, hh, ww}, 5);
   std::vector<Tensor> slots = run_graph_by_hand(g, {{"X", x}});
   // Blocked edges may hold blocked data internally; the graph output is plain.
   Tensor y = slots[g.find_value("Y")];
   ConvAttrs ca;
   ca.pads = {1, 1, 1, 1};
   ConvGeometry geo = conv_geometry(ca, x.shape(), w1.shape(), nullptr, "ref");
+  ConvAttrs cb;
+  cb.pads = {dil, dil, dil, dil};
+  cb.dilations = {dil, dil};
+  ConvGeometry geo_b = conv_geometry(cb, x.shape(), w2.shape(), nullptr, "ref");
   Tensor ra = Tensor::allocate(DType::kFloat32, geo.output_shape()), rb = Tensor::allocate(DType::kFloat32, geo.output_shape());
   conv_ref(geo, x.data_as<float>(), w1.data_as<float>(), nullptr, ra.data_as<float>());
-  conv_ref(geo, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
+  conv_ref(geo_b, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
   for (int64_t i = 0; i < rb.numel(); ++i) rb.data_as<float>()[i] = std::max(0.f, rb.data_as<float>()[i] + ra.data_as<float>()[i]);
-  expect_close(y, rb, 1e-4f);
+  expect_close(y, rb, 3e-4f);
+  }
 }
 
 // PointNet: shared MLP then max over points (ReduceMax, keepdims 0) -> GlobalMaxPool [N, C].

@@ -72,6 +72,10 @@ struct ConvPlan {
     PreparedReorder gather;       // strided view of X's chunk -> dense src
   };
   Chunk main_chunk, tail_chunk;
+  // Dilated "same" conv run as space-to-batch: sub-images of every dh-th row / dw-th column are
+  // independent undilated convs (Winograd applies), computed by `sub` on [N*dh*dw, C, H/dh, W/dw].
+  std::shared_ptr<ConvPlan> sub;
+  int64_t s2b_dh = 1, s2b_dw = 1;
 };
 
 // Points per chunk in global-max mode: the chunk's output (M x chunk floats) stays in L2.
@@ -150,33 +154,76 @@ class ConvKernel : public OpKernel {
     if (plan->empty) return;
     if (plan->use_ref) return run_reference(*plan, x, w, b, y);
 
+    if (plan->sub) return run_space_to_batch(*plan, x, w, b, y);
+    execute_dnnl(*plan, x.data(), y.data(), w, b);
+  }
+
+  // Run a oneDNN plan on X data `src` (layout x_md) into `dst` (layout y_md, holding the Add
+  // operand first when a sum is fused).
+  void execute_dnnl(const ConvPlan& plan, const void* x_data, void* y_data, const Tensor& w, const Tensor* b) const {
     const float* wdata = w.data_as<float>();
     memory wmem;
-    if (plan->packed_weights && w.data() == weights_.data()) wmem = plan->packed_weights;
-    else if (plan->w_md == plan->w_plain_md) wmem = memory(plan->w_md, cpu_engine(), const_cast<float*>(wdata));
+    if (plan.packed_weights && w.data() == weights_.data()) wmem = plan.packed_weights;
+    else if (plan.w_md == plan.w_plain_md) wmem = memory(plan.w_md, cpu_engine(), const_cast<float*>(wdata));
     else {
-      wmem = memory(plan->w_md, cpu_engine(), thread_buffer(kWeightsSlot, plan->w_md.get_size()));
-      reorder_memory(plan->w_plain_md, wdata, plan->w_md, wmem.get_data_handle());
+      wmem = memory(plan.w_md, cpu_engine(), thread_buffer(kWeightsSlot, plan.w_md.get_size()));
+      reorder_memory(plan.w_plain_md, wdata, plan.w_md, wmem.get_data_handle());
     }
-    void* src = const_cast<void*>(x.data());
-    if (plan->src_md != plan->x_md) {
-      void* tmp = thread_buffer(kSrcSlot, plan->src_md.get_size());
-      plan->src_reorder.run(src, tmp);
+    void* src = const_cast<void*>(x_data);
+    if (plan.src_md != plan.x_md) {
+      void* tmp = thread_buffer(kSrcSlot, plan.src_md.get_size());
+      plan.src_reorder.run(src, tmp);
       src = tmp;
     }
-    void* dst = y.data();
-    bool dst_tmp = plan->dst_md != plan->y_md;
+    void* dst = y_data;
+    bool dst_tmp = plan.dst_md != plan.y_md;
     if (dst_tmp) {
-      dst = thread_buffer(kDstSlot, plan->dst_md.get_size());
-      if (has_sum_) plan->sum_reorder.run(y.data(), dst);
+      dst = thread_buffer(kDstSlot, plan.dst_md.get_size());
+      if (has_sum_) plan.sum_reorder.run(y_data, dst);
     }
     std::unordered_map<int, memory> args;
-    args[DNNL_ARG_SRC] = memory(plan->src_md, cpu_engine(), src);
+    args[DNNL_ARG_SRC] = memory(plan.src_md, cpu_engine(), src);
     args[DNNL_ARG_WEIGHTS] = wmem;
-    if (b) args[DNNL_ARG_BIAS] = memory(plan->b_md, cpu_engine(), const_cast<void*>(b->data()));
-    args[DNNL_ARG_DST] = memory(plan->dst_md, cpu_engine(), dst);
-    execute_with_scratchpad(plan->prim, plan->pd, args);
-    if (dst_tmp) plan->dst_reorder.run(dst, y.data());
+    if (b) args[DNNL_ARG_BIAS] = memory(plan.b_md, cpu_engine(), const_cast<void*>(b->data()));
+    args[DNNL_ARG_DST] = memory(plan.dst_md, cpu_engine(), dst);
+    execute_with_scratchpad(plan.prim, plan.pd, args);
+    if (dst_tmp) plan.dst_reorder.run(dst, y_data);
+  }
+
+  // Copies between a [N, C, H, W] tensor and its [N*dh*dw, C, H/dh, W/dw] space-to-batch form.
+  // Both layouts this kernel uses are [N, C/U, H, W, U] with U = 1 (plain) or the channel block,
+  // so one loop moving U contiguous floats serves both.
+  static void space_to_batch(const float* in, float* out, int64_t n, int64_t cu, int64_t h, int64_t w, int64_t u,
+                             int64_t dh, int64_t dw, bool forward) {
+    int64_t hs = h / dh, ws = w / dw;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t nb = 0; nb < n * dh * dw; ++nb)
+      for (int64_t c = 0; c < cu; ++c) {
+        int64_t b0 = nb / (dh * dw), a = (nb / dw) % dh, bb = nb % dw;
+        for (int64_t i = 0; i < hs; ++i) {
+          const int64_t big_row = (((b0 * cu + c) * h) + i * dh + a) * w;
+          const int64_t small_row = ((nb * cu + c) * hs + i) * ws;
+          for (int64_t j = 0; j < ws; ++j) {
+            float* d;
+            const float* s;
+            if (forward) { s = in + (big_row + j * dw + bb) * u; d = out + (small_row + j) * u; }
+            else { s = in + (small_row + j) * u; d = out + (big_row + j * dw + bb) * u; }
+            for (int64_t k = 0; k < u; ++k) d[k] = s[k];
+          }
+        }
+      }
+  }
+
+  void run_space_to_batch(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) const {
+    const ConvGeometry& g = p.geo;
+    int64_t n = g.batch, h = g.in_spatial[0], wd = g.in_spatial[1];
+    int64_t ux = src_blocked_ ? channel_block() : 1, uy = dst_blocked_ ? channel_block() : 1;
+    float* xs = static_cast<float*>(thread_buffer(kS2bSrcSlot, x.nbytes()));
+    float* ys = static_cast<float*>(thread_buffer(kS2bDstSlot, y.nbytes()));
+    space_to_batch(x.data_as<float>(), xs, n, g.in_channels / ux, h, wd, ux, p.s2b_dh, p.s2b_dw, true);
+    if (has_sum_) space_to_batch(y.data_as<float>(), ys, n, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, true);
+    execute_dnnl(*p.sub, xs, ys, w, b);
+    space_to_batch(ys, y.data_as<float>(), n, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, false);
   }
 
  private:
@@ -211,11 +258,43 @@ class ConvKernel : public OpKernel {
     if (x.size() > 5) fail(where_, ": ", x.size() - 2, " spatial dimensions are not supported (at most 3)");
     try {
       if (global_max_) build_global_max(*p, x, w, b != nullptr);
-      else build_dnnl(*p, x, w, b != nullptr);
+      else if (!build_space_to_batch(*p, x, w, b != nullptr)) build_dnnl(*p, x, w, b != nullptr);
     } catch (const dnnl::error&) {
       p->use_ref = true;
     }
     return entry;
+  }
+
+  // A 2D dilated conv that keeps the spatial size, with padding a multiple of the dilation and
+  // sizes divisible by it, is dh*dw undilated convs on sub-sampled images (TensorFlow's
+  // SpaceToBatch trick); those can use Winograd, which dilated kernels cannot.
+  bool build_space_to_batch(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias) const {
+    const ConvGeometry& g = p.geo;
+    if (transpose_ || x.size() != 4 || g.group != 1 || !winograd_enabled()) return false;
+    int64_t dh = g.dilations[0], dw = g.dilations[1];
+    if (dh == 1 && dw == 1) return false;
+    if (g.strides[0] != 1 || g.strides[1] != 1 || g.out_spatial != g.in_spatial) return false;
+    if (g.in_spatial[0] % dh || g.in_spatial[1] % dw) return false;
+    if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.in_channels < 64 || g.out_channels < 64) return false;  // Winograd's case
+    for (int i = 0; i < 2; ++i)
+      if (g.pad_begin[i] % g.dilations[i] || g.pad_end[i] % g.dilations[i]) return false;
+    if ((src_blocked_ && g.in_channels % channel_block()) || (dst_blocked_ && g.out_channels % channel_block())) return false;
+    auto sub = std::make_shared<ConvPlan>();
+    sub->geo = g;
+    sub->geo.batch = g.batch * dh * dw;
+    sub->geo.in_spatial = {g.in_spatial[0] / dh, g.in_spatial[1] / dw};
+    sub->geo.out_spatial = sub->geo.in_spatial;
+    sub->geo.dilations = {1, 1};
+    sub->geo.pad_begin = {g.pad_begin[0] / dh, g.pad_begin[1] / dw};
+    sub->geo.pad_end = {g.pad_end[0] / dh, g.pad_end[1] / dw};
+    Shape sx{sub->geo.batch, g.in_channels, sub->geo.in_spatial[0], sub->geo.in_spatial[1]};
+    build_dnnl(*sub, sx, w, has_bias);
+    if (sub->impl.find("wino") == std::string::npos) return false;  // no gain without Winograd
+    p.sub = sub;
+    p.s2b_dh = dh;
+    p.s2b_dw = dw;
+    p.impl = "space_to_batch + " + sub->impl;
+    return true;
   }
 
   void build_dnnl(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias) const {

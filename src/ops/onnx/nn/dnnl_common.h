@@ -40,7 +40,9 @@ dnnl::stream& thread_stream();
 /// independent buffers (scratchpad, reordered source, temporary destination) so that a kernel
 /// can hold several at once. Steady-state runs reuse it without allocating.
 void* thread_buffer(int slot, size_t bytes);
-enum BufferSlot { kScratchpadSlot = 0, kSrcSlot = 1, kDstSlot = 2, kWeightsSlot = 3, kNumSlots = 4 };
+enum BufferSlot {
+  kScratchpadSlot = 0, kSrcSlot = 1, kDstSlot = 2, kWeightsSlot = 3, kS2bSrcSlot = 4, kS2bDstSlot = 5, kNumSlots = 6
+};
 
 /// Channel block of the blocked layout: 16 with AVX-512, 8 otherwise.
 int64_t channel_block();
