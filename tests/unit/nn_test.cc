@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "graph/onnx_import.h"
 #include "onnx/onnx_pb.h"
@@ -305,7 +306,9 @@ TEST(NnConv, DilatedSameConvRunsAsSpaceToBatchWinograd) {
   auto kernel = make_conv_kernel(KernelInit{g.nodes[0], g});
   std::string impl = conv_impl_name(*kernel, {1, 64, 60, 80});
   std::cout << "[ impl ] dilated 4: " << impl << "\n";
-  if (winograd_enabled()) EXPECT_NE(impl.find("space_to_batch"), std::string::npos) << impl;
+  if (winograd_enabled()) {
+    EXPECT_NE(impl.find("space_to_batch"), std::string::npos) << impl;
+  }
 }
 
 // ---------------------------------------------------------------- pools vs reference
@@ -506,6 +509,29 @@ TEST(NnFusion, ConvBatchNormReluFoldsAndMatchesUnfused) {
       }
     }
   }
+}
+
+// A prepared session is run from several threads at once; each new input shape builds its
+// primitives under the cache's mutex, and per-thread buffers keep the runs apart.
+TEST(NnFusion, ConcurrentRunsAgree) {
+  Model m = conv_bn_relu_chain(16, true);
+  Session s(m);
+  std::vector<Tensor> inputs, expected;
+  for (int64_t b = 1; b <= 4; ++b) {
+    inputs.push_back(random_tensor({b, 3, 23, 19}, 50 + b));
+    expected.push_back(s.run({{"X", inputs.back()}})[0]);
+  }
+  Session fresh(m);  // nothing cached yet for batch > 1
+  std::vector<std::thread> threads;
+  std::vector<std::vector<Tensor>> got(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep)
+        for (size_t i = 0; i < inputs.size(); ++i) got[t].push_back(fresh.run({{"X", inputs[(i + t) % 4]}})[0]);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t)
+    for (size_t k = 0; k < got[t].size(); ++k) expect_close(got[t][k], expected[(k % 4 + t) % 4], 0.f);
 }
 
 // The residual Add cannot run unfused in this family alone (Add is the elementwise family's),

@@ -158,6 +158,7 @@ class ConvKernel : public OpKernel {
     execute_dnnl(*plan, x.data(), y.data(), w, b);
   }
 
+ private:
   // Run a oneDNN plan on X data `src` (layout x_md) into `dst` (layout y_md, holding the Add
   // operand first when a sum is fused).
   void execute_dnnl(const ConvPlan& plan, const void* x_data, void* y_data, const Tensor& w, const Tensor* b) const {
@@ -226,7 +227,6 @@ class ConvKernel : public OpKernel {
     space_to_batch(ys, y.data_as<float>(), n, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, false);
   }
 
- private:
   std::shared_ptr<const ConvPlan> plan_for(const Shape& x, const Shape& w, const Shape* b) const {
     std::lock_guard<std::mutex> lock(mutex_);
     Shape key = plan_key(x);
