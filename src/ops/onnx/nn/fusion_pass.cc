@@ -158,7 +158,7 @@ bool fuse_residual_adds(Graph& g) {
   Uses u = compute_uses(g);
   for (size_t ai = 0; ai < g.nodes.size(); ++ai) {
     Node& add = g.nodes[ai];
-    if (!is_onnx(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    if (!is_onnx(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1 || add.opset < 7) continue;
     int best = -1, best_other = -1;
     for (int k = 0; k < 2; ++k) {
       int c = add.inputs[k], o = add.inputs[1 - k];
@@ -244,6 +244,7 @@ bool reduce_max_to_global_pool(Graph& g) {
   bool changed = false;
   for (auto& n : g.nodes) {
     if (!is_onnx(n, "ReduceMax") || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) continue;
+    if (n.opset < 7 || n.opset > 21) continue;  // GlobalMaxPool's table range at the same opset
     int v = n.inputs[0];
     int p = g.values[v].producer;
     if (p < 0 || !is_conv_like(g.nodes[p])) continue;
