@@ -615,6 +615,34 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   }
 }
 
+// The same residual block through Session, fused against unfused. Add belongs to the elementwise
+// family: until that family is in the build this test is skipped.
+TEST(NnFusion, ResidualBlockSessionMatchesUnfused) {
+  if (!op_table().find("", "Add", 13)) GTEST_SKIP() << "Add is not in this build's operator table";
+  ModelBuilder mb(13);
+  mb.input("X", {1, 32, 14, 10});
+  for (const char* w : {"W1", "W2"}) mb.initializer(w, random_tensor({32, 32, 3, 3}, w[1], -0.1f, 0.1f));
+  for (const char* p : {"bn_s", "bn_b", "bn_m", "bn_v"}) mb.initializer(p, random_tensor({32}, p[3], 0.5f, 1.5f));
+  auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
+  ModelBuilder::ints(a, "pads", {1, 1, 1, 1});
+  mb.node("Relu", {"a"}, {"ra"}, "relu_a");
+  auto* b = mb.node("Conv", {"ra", "W2"}, {"b"}, "conv_b");
+  ModelBuilder::ints(b, "pads", {1, 1, 1, 1});
+  mb.node("BatchNormalization", {"b", "bn_s", "bn_b", "bn_m", "bn_v"}, {"bn"}, "bn_b");
+  mb.node("Add", {"bn", "X"}, {"sum"}, "add");
+  mb.node("Relu", {"sum"}, {"Y"}, "relu_out");
+  mb.output("Y");
+  Model m = mb.build();
+  SessionOptions plain;
+  plain.optimize = false;
+  Session fused(m), unfused(m, plain);
+  std::string all;
+  for (auto& p : fused.execution_plan()) all += p + " ";
+  EXPECT_EQ(all, "FusedConv:conv_a FusedConv:conv_b ") << all;
+  Tensor x = random_tensor({1, 32, 14, 10}, 3);
+  expect_close(fused.run({{"X", x}})[0], unfused.run({{"X", x}})[0], 1e-4f);
+}
+
 // PointNet: shared MLP then max over points (ReduceMax, keepdims 0) -> GlobalMaxPool [N, C].
 // When the conv output has no other reader the max is folded into the conv (chunked running max);
 // when it is also a graph output it stays, and the ReduceMax becomes a GlobalMaxPool.
