@@ -218,6 +218,9 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   Graph& g = s.graph;
   const std::string& file = s.model->path;
   op_table();  // families register their passes while building the table
+  // Kernels that build oneDNN primitives at prepare time fix their thread split then: prepare
+  // under the thread count the runs will use.
+  if (options.intra_op_threads > 0) omp_set_num_threads(options.intra_op_threads);
 
   check_supported(g, file);
   if (options.optimize) {

@@ -1,0 +1,33 @@
+// Kernel factories of the nn family (table.cc wires them into the operator table).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ops/kernel.h"
+
+namespace pointrt::nn {
+
+std::unique_ptr<OpKernel> make_conv_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_conv_transpose_kernel(const KernelInit& init);
+/// Internal "pointrt.internal::FusedConv": Conv with BatchNorm folded in, optional fused
+/// residual Add (input 3, a oneDNN sum post-op) and ReLU post-op. Made by the nn graph pass.
+std::unique_ptr<OpKernel> make_fused_conv_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_max_pool_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_average_pool_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_global_average_pool_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_global_max_pool_kernel(const KernelInit& init);
+std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelInit& init);
+
+/// Implementation oneDNN picked for a Conv kernel at input shape `x` ("reference" when the
+/// naive kernel runs); "" when `k` is not a conv kernel. For tests and tuning.
+std::string conv_impl_name(const OpKernel& k, const Shape& x);
+/// Winograd is tried for 3x3 stride-1 convolutions unless POINTRT_WINOGRAD=0.
+bool winograd_enabled();
+
+/// The graph pass: fold BatchNorm into Conv, fuse Add/Relu, choose blocked edges.
+bool fuse_conv_batchnorm_relu(Graph& g);
+
+inline constexpr const char* kInternalDomain = "pointrt.internal";
+
+}  // namespace pointrt::nn
