@@ -52,6 +52,24 @@ int cmd_inspect(const std::string& path) {
   for (const auto& [k, c] : histogram) rows.push_back({c, (k.first.empty() ? "" : k.first + "::") + k.second});
   std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   for (const auto& [c, name] : rows) std::cout << "  " << std::setw(5) << c << "  " << name << "\n";
+  // Numerics a deployed model rarely means, and settings users compare with PyTorch by hand.
+  std::vector<std::string> warnings;
+  for (const auto& n : m.graph.nodes) {
+    if (!n.domain.empty()) continue;
+    if (n.op_type == "BatchNormalization" && n.opset >= 14 && n.attrs.get_int("training_mode", 0) != 0)
+      warnings.push_back(n.describe() + " is in training mode: it normalises with batch statistics, not the running ones"
+                         " (export after model.eval())");
+    if (n.op_type == "Dropout" && n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const auto& v = m.graph.values[n.inputs[2]];
+      if (!v.constant || (v.constant->numel() == 1 && v.constant->data_as<uint8_t>()[0]))
+        warnings.push_back(n.describe() + " may run in training mode (training_mode input '" + v.name + "')");
+    }
+    if (n.op_type == "Resize" || n.op_type == "Upsample")
+      warnings.push_back(str_cat("note: ", n.describe(), " mode=", n.attrs.get_string("mode", "nearest"),
+                                 " coordinate_transformation_mode=", n.attrs.get_string("coordinate_transformation_mode", "half_pixel"),
+                                 n.attrs.get_string("mode", "nearest") == "nearest" ? " nearest_mode=" + n.attrs.get_string("nearest_mode", "round_prefer_floor") : ""));
+  }
+  for (const auto& w : warnings) std::cout << (w.rfind("note: ", 0) == 0 ? "" : "warning: ") << w << "\n";
   if (unsupported.empty()) std::cout << "unsupported: none (every node has a kernel)\n";
   else {
     std::cout << "unsupported: " << unsupported.size() << " node(s)\n";

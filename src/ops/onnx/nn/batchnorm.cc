@@ -38,12 +38,14 @@ class BatchNormKernel : public OpKernel {
   explicit BatchNormKernel(const KernelInit& init) : where_(init.where()) {
     const Attributes& a = init.attrs();
     epsilon_ = a.get_float("epsilon", 1e-5f);
-    if (init.opset() >= 14 && a.get_int("training_mode", 0) != 0)
-      fail(where_, ": BatchNorm left in training mode (training_mode=1); export the model in eval mode "
-                   "(model.eval()) so BatchNormalization uses its running statistics");
+    // training_mode = 1 is valid ONNX (normalise with the batch's statistics) and runs as the
+    // spec says; `pointrt inspect` warns about it, since a deployed model rarely means it.
+    training_ = init.opset() >= 14 && a.get_int("training_mode", 0) != 0;
+    momentum_ = a.get_float("momentum", 0.9f);
     spatial_ = init.opset() < 9 ? a.get_int("spatial", 1) != 0 : true;
+    if (training_ && !spatial_) fail(where_, ": training mode with spatial = 0 is not supported");
     for (size_t i = 3; i < init.node.outputs.size(); ++i)
-      if (init.node.outputs[i] >= 0)
+      if (init.node.outputs[i] >= 0 && !training_)
         fail(where_, ": output ", i, " (saved mean/variance) exists only in training mode");
     bool all_const = true;
     for (size_t i = 1; i <= 4; ++i) all_const = all_const && init.constant_input(i);
@@ -76,6 +78,7 @@ class BatchNormKernel : public OpKernel {
         fail(where_, ": input ", names[i], " has shape ", shape_to_string(p.shape()), ", expected ", params,
              " values for X ", shape_to_string(x.shape()));
     }
+    if (training_) return run_training(ctx, x, channels, per_sample / std::max<int64_t>(channels, 1));
     Tensor& y = ctx.output(0, DType::kFloat32, x.shape());
     if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) ctx.set_output(1, ctx.input(3));
     if (ctx.num_outputs() > 2 && ctx.node().outputs[2] >= 0) ctx.set_output(2, ctx.input(4));
@@ -93,9 +96,50 @@ class BatchNormKernel : public OpKernel {
   }
 
  private:
+  // Batch statistics over every axis but the channel (population variance), as the ONNX
+  // reference: outputs Y, running_mean = mean*momentum + batch_mean*(1-momentum), likewise var.
+  void run_training(KernelContext& ctx, const Tensor& x, int64_t channels, int64_t inner) const {
+    const int64_t outer = x.dim(0), count = outer * inner;
+    const float* xd = x.data_as<float>();
+    std::vector<double> mean(static_cast<size_t>(channels), 0.0), var(static_cast<size_t>(channels), 0.0);
+#pragma omp parallel for if (x.numel() > 65536)
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < outer; ++n) {
+        const float* row = xd + (n * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) sum += row[i];
+      }
+      double m = count ? sum / count : 0.0;
+      for (int64_t n = 0; n < outer; ++n) {
+        const float* row = xd + (n * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) sq += (row[i] - m) * (row[i] - m);
+      }
+      mean[c] = m;
+      var[c] = count ? sq / count : 0.0;
+    }
+    std::vector<float> batch_mean(mean.begin(), mean.end()), batch_var(var.begin(), var.end()), mul, add;
+    batch_norm_coefficients(ctx.input(1).data_as<float>(), ctx.input(2).data_as<float>(), batch_mean.data(),
+                            batch_var.data(), epsilon_, channels, mul, add);
+    Tensor& y = ctx.output(0, DType::kFloat32, x.shape());
+    if (x.numel()) batch_norm_apply(xd, y.data_as<float>(), outer, channels, inner, mul.data(), add.data());
+    const float* running[2] = {ctx.input(3).data_as<float>(), ctx.input(4).data_as<float>()};
+    const std::vector<float>* batch[2] = {&batch_mean, &batch_var};
+    for (size_t k = 0; k < 2; ++k) {
+      if (ctx.num_outputs() <= 1 + k || ctx.node().outputs[1 + k] < 0) continue;
+      Tensor& r = ctx.output(1 + k, DType::kFloat32, {channels});
+      for (int64_t c = 0; c < channels; ++c)
+        r.data_as<float>()[c] = running[k][c] * momentum_ + (*batch[k])[c] * (1.f - momentum_);
+    }
+    for (size_t k = 0; k < 2; ++k) {  // opset < 14 saved_mean / saved_var outputs (3, 4)
+      if (ctx.num_outputs() <= 3 + k || ctx.node().outputs[3 + k] < 0) continue;
+      Tensor& r = ctx.output(3 + k, DType::kFloat32, {channels});
+      std::copy(batch[k]->begin(), batch[k]->end(), r.data_as<float>());
+    }
+  }
+
   std::string where_;
-  float epsilon_ = 1e-5f;
-  bool spatial_ = true, have_coefficients_ = false;
+  float epsilon_ = 1e-5f, momentum_ = 0.9f;
+  bool spatial_ = true, have_coefficients_ = false, training_ = false;
   std::vector<float> mul_, add_;
 };
 

@@ -1,8 +1,9 @@
 // ONNX BatchNormalization, inference form (opsets 7, 9, 14, 15):
 //   Y = (X - mean) / sqrt(var + epsilon) * scale + B, per channel (axis 1) of X [N, C, ...].
 // Opset 7 with spatial = 0 takes per-activation parameters of shape X.shape[1:].
-// training_mode = 1 (opset 14+) is refused with an Error naming the node: a deployed model with
-// BatchNorm left in training mode is an export mistake (the graph would update statistics).
+// training_mode = 1 (opset 14+) normalises with the batch's own statistics, as the spec says, and
+// outputs the updated running statistics; `pointrt inspect` warns about such nodes, since a
+// deployed model with BatchNorm left in training mode is almost always an export mistake.
 // The kernel is two fused multiply-adds per element; it is its own reference (one loop).
 #pragma once
 
