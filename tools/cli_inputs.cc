@@ -14,20 +14,27 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-Tensor load_input_file(const std::string& file, const ValueInfo* declared) {
+Tensor load_input_file(const std::string& file, const ValueInfo* declared, int bin_fields) {
   if (ends_with(file, ".npy")) return read_npy(file);
   if (is_point_cloud_file(file)) {
-    // A .bin cloud has as many floats per point as the model's last input dimension
-    // (4 for KITTI, 5 for nuScenes); 4 when the model does not say.
-    int bin_fields = 4;
-    if (declared && declared->has_shape && !declared->shape.empty() && declared->shape.back().is_fixed())
-      bin_fields = static_cast<int>(declared->shape.back().value);
     Tensor cloud = read_point_cloud(file, bin_fields);  // [N, F]
-    // A model declaring [1, N, F] (batched) gets a batch axis.
-    if (declared && declared->has_shape && declared->shape.size() == 3) {
-      Shape s = cloud.shape();
-      return cloud.reshaped({1, s[0], s[1]});
+    int64_t n = cloud.dim(0), f = cloud.dim(1);
+    // A model taking fewer channels than the file has (xyz from a KITTI x, y, z, intensity
+    // file) gets the leading columns.
+    if (declared && declared->has_shape && !declared->shape.empty() && declared->shape.back().is_fixed()) {
+      int64_t want = declared->shape.back().value;
+      if (want > f) fail(file, ": has ", f, " values per point, the model's input '", declared->name, "' needs ", want);
+      if (want < f) {
+        Tensor cut = Tensor::allocate(DType::kFloat32, {n, want});
+        for (int64_t i = 0; i < n; ++i)
+          std::memcpy(cut.data_as<float>() + i * want, cloud.data_as<float>() + i * f, sizeof(float) * want);
+        std::cerr << "note: " << file << ": using the first " << want << " of " << f << " values per point\n";
+        cloud = cut;
+        f = want;
+      }
     }
+    // A model declaring [1, N, F] (batched) gets a batch axis.
+    if (declared && declared->has_shape && declared->shape.size() == 3) return cloud.reshaped({1, n, f});
     return cloud;
   }
   fail(file, ": unknown input file type (expected .npy, .npz, .bin, .ply or .pcd)");
@@ -42,7 +49,7 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
     auto eq = spec.find('=');
     if (eq == std::string::npos) {
       if (!ends_with(spec, ".npz")) {
-        if (inputs.size() == 1) { feeds[inputs[0].name] = load_input_file(spec, &inputs[0]); continue; }
+        if (inputs.size() == 1) { feeds[inputs[0].name] = load_input_file(spec, &inputs[0], options.bin_fields); continue; }
         fail("--input '", spec, "': use NAME=FILE (the model has ", inputs.size(), " inputs)");
       }
       for (auto& [k, t] : read_npz(spec))
@@ -55,7 +62,7 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
       for (const auto& v : inputs) names += (names.empty() ? "" : ", ") + v.name;
       fail("--input '", spec, "': the model has no input '", name, "' (inputs: ", names, ")");
     }
-    feeds[name] = load_input_file(file, by_name[name]);
+    feeds[name] = load_input_file(file, by_name[name], options.bin_fields);
   }
   std::map<std::string, int64_t> dims;
   for (const auto& d : options.dims) {

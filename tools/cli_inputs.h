@@ -14,6 +14,7 @@ struct InputOptions {
   std::vector<std::string> inputs;  // "NAME=FILE" or "FILE.npz"
   std::vector<std::string> dims;    // "SYMBOL=VALUE"
   unsigned seed = 0;
+  int bin_fields = 4;               // floats per point in .bin clouds (KITTI 4, nuScenes 5)
 };
 
 /// Feeds for every model input: from the given files, else random (uniform [-1, 1) floats,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -107,8 +108,34 @@ std::string safe_file_name(std::string s) {
   return s;
 }
 
+// Softmax over the last axis of a classification output [C] or [1, C], printed as top-k names.
+void print_top_classes(const Tensor& logits, const std::string& labels_file, int top) {
+  std::ifstream f(labels_file);
+  if (!f) fail(labels_file, ": cannot open the labels file");
+  std::vector<std::string> names;
+  for (std::string line; std::getline(f, line);)
+    if (!line.empty()) names.push_back(line);
+  int64_t classes = logits.rank() ? logits.shape().back() : 1;
+  if (logits.dtype() != DType::kFloat32 || logits.numel() != classes)
+    fail("--labels: the first output must be float32 [C] or [1, C] logits, got ", dtype_name(logits.dtype()), " ",
+         shape_to_string(logits.shape()));
+  if (static_cast<int64_t>(names.size()) != classes)
+    fail(labels_file, ": has ", names.size(), " class names, the model outputs ", classes, " scores");
+  const float* z = logits.data_as<float>();
+  float mx = *std::max_element(z, z + classes);
+  std::vector<std::pair<double, int64_t>> p;
+  double sum = 0;
+  for (int64_t c = 0; c < classes; ++c) sum += std::exp(z[c] - mx);
+  for (int64_t c = 0; c < classes; ++c) p.push_back({std::exp(z[c] - mx) / sum, c});
+  std::sort(p.begin(), p.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::cout << "predicted:";
+  for (int k = 0; k < std::min<int64_t>(top, classes); ++k)
+    std::cout << (k ? "," : "") << " " << names[p[k].second] << " (" << std::fixed << std::setprecision(3) << p[k].first << ")";
+  std::cout << "\n";
+}
+
 int cmd_run(const std::string& path, const InputOptions& in, const std::string& output_dir, const std::string& ref,
-            double atol, double rtol, int threads) {
+            double atol, double rtol, int threads, const std::string& labels, int top) {
   Model model = Model::load(path);
   SessionOptions so;
   so.intra_op_threads = threads;
@@ -134,6 +161,7 @@ int cmd_run(const std::string& path, const InputOptions& in, const std::string& 
       if (!c.ok) ++mismatches;
     }
   }
+  if (!labels.empty() && !outputs.empty()) print_top_classes(outputs[0], labels, top);
   if (!output_dir.empty()) std::cout << "wrote " << outputs.size() << " output(s) to " << output_dir << "\n";
   if (!ref.empty()) std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size() << " outputs match the reference\n";
   return mismatches ? 1 : 0;
@@ -219,6 +247,7 @@ int main(int argc, char** argv) {
     c->add_option("--input,-i", in.inputs, "NAME=FILE (.npy, or a point cloud .bin/.ply/.pcd), or a .npz holding every input");
     c->add_option("--dim", in.dims, "SYMBOL=VALUE for symbolic dimensions of random inputs (e.g. N=16384)");
     c->add_option("--seed", in.seed, "seed for random inputs");
+    c->add_option("--bin-fields", in.bin_fields, "floats per point in .bin clouds (KITTI 4, nuScenes 5)")->capture_default_str();
   };
   std::string output_dir, ref;
   double atol = 1e-5, rtol = 1e-3;
@@ -234,6 +263,10 @@ int main(int argc, char** argv) {
   run->add_option("--atol", atol, "absolute tolerance for --ref")->capture_default_str();
   run->add_option("--rtol", rtol, "relative tolerance for --ref")->capture_default_str();
   run->add_option("--threads", threads, "intra-op threads (0 = all cores)");
+  std::string labels;
+  int top = 0;
+  run->add_option("--labels", labels, "class names, one per line: print the top classes of the first output");
+  run->add_option("--top", top, "how many classes to print with --labels (default 3)");
 
   auto* bench = app.add_subcommand("bench", "time repeated runs (median latency, peak memory)");
   bench->add_option("model", model_path, "ONNX file")->required();
@@ -248,7 +281,7 @@ int main(int argc, char** argv) {
   try {
     if (*inspect) return cmd_inspect(model_path);
     if (*list_ops) return cmd_list_ops(markdown);
-    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads);
+    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
     if (*bench) return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, json_out);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
