@@ -17,6 +17,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 Tensor load_input_file(const std::string& file, const ValueInfo* declared, int bin_fields) {
   if (ends_with(file, ".npy")) return read_npy(file);
   if (is_point_cloud_file(file)) {
+    if (bin_fields <= 0) {
+      bin_fields = 4;
+      if (declared && declared->has_shape && !declared->shape.empty() && declared->shape.back().is_fixed() &&
+          declared->shape.back().value >= 4)
+        bin_fields = static_cast<int>(declared->shape.back().value);
+    }
     Tensor cloud = read_point_cloud(file, bin_fields);  // [N, F]
     int64_t n = cloud.dim(0), f = cloud.dim(1);
     // A model taking fewer channels than the file has (xyz from a KITTI x, y, z, intensity

@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
     c->add_option("--input,-i", in.inputs, "NAME=FILE (.npy, or a point cloud .bin/.ply/.pcd), or a .npz holding every input");
     c->add_option("--dim", in.dims, "SYMBOL=VALUE for symbolic dimensions of random inputs (e.g. N=16384)");
     c->add_option("--seed", in.seed, "seed for random inputs");
-    c->add_option("--bin-fields", in.bin_fields, "floats per point in .bin clouds (KITTI 4, nuScenes 5)")->capture_default_str();
+    c->add_option("--bin-fields", in.bin_fields, "floats per point in .bin clouds (KITTI 4, nuScenes 5; default: the model's last input dimension if >= 4, else 4)");
   };
   std::string output_dir, ref;
   double atol = 1e-5, rtol = 1e-3;
