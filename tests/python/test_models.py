@@ -1,6 +1,5 @@
 """models/: the shape generator, and the example networks export with the expected pointrt
 nodes and a dynamic point axis."""
-import os
 
 import numpy as np
 import onnx
@@ -43,14 +42,7 @@ def count(path):
     return m, nodes
 
 
-SLOW = os.environ.get("POINTRT_SLOW_TESTS") == "1"
-
-
-@pytest.mark.parametrize("full", [
-    False,
-    pytest.param(True, marks=pytest.mark.skipif(
-        not SLOW, reason="full-size PVN3D export (12288 points) runs with POINTRT_SLOW_TESTS=1")),
-])
+@pytest.mark.parametrize("full", [False, True])
 def test_pvn3d_pointnet2_export(tmp_path, full):
     from models.pvn3d_pointnet2 import NUM_POINTS, Pointnet2MSG, example_input
     torch.manual_seed(0)
