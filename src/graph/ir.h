@@ -27,6 +27,12 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
+
+  static Attribute make_int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.i = v; return a; }
+  static Attribute make_float(float v) { Attribute a; a.kind = Kind::kFloat; a.f = v; return a; }
+  static Attribute make_string(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }
+  static Attribute make_ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::kInts; a.ints = std::move(v); return a; }
+  static Attribute make_floats(std::vector<float> v) { Attribute a; a.kind = Kind::kFloats; a.floats = std::move(v); return a; }
 };
 
 /// A node's attributes with typed accessors. Every accessor names the node on error.

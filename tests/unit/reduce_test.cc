@@ -67,10 +67,10 @@ struct NodeSpec {
   std::map<int, Shape> declared;  // input shapes the model declares, when they differ from the fed ones
 };
 
-Attribute int_attr(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
-Attribute float_attr(float v) { Attribute a; a.kind = Attribute::Kind::kFloat; a.f = v; return a; }
-Attribute ints_attr(std::vector<int64_t> v) { Attribute a; a.kind = Attribute::Kind::kInts; a.ints = std::move(v); return a; }
-Attribute string_attr(std::string v) { Attribute a; a.kind = Attribute::Kind::kString; a.s = std::move(v); return a; }
+Attribute int_attr(int64_t v) { return Attribute::make_int(std::move(v)); }
+Attribute float_attr(float v) { return Attribute::make_float(std::move(v)); }
+Attribute ints_attr(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
+Attribute string_attr(std::string v) { return Attribute::make_string(std::move(v)); }
 
 std::vector<Tensor> run_node(const NodeSpec& spec) {
   Graph g;

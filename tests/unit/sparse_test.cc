@@ -31,36 +31,11 @@ struct HeapAllocator : Allocator {
   Tensor allocate(DType d, const Shape& s) override { return Tensor::allocate(d, s); }
 };
 
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute floats_attr(std::vector<float> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
-Attribute string_attr(std::string s) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = std::move(s);
-  return a;
-}
+Attribute ints_attr(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
+Attribute int_attr(int64_t v) { return Attribute::make_int(std::move(v)); }
+Attribute float_attr(float v) { return Attribute::make_float(std::move(v)); }
+Attribute floats_attr(std::vector<float> v) { return Attribute::make_floats(std::move(v)); }
+Attribute string_attr(std::string s) { return Attribute::make_string(std::move(s)); }
 
 // A graph of pointrt nodes whose kernels are run directly on given tensors.
 struct TestGraph {

@@ -85,10 +85,10 @@ class HeapAllocator : public Allocator {
   Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
 };
 
-Attribute attr_int(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
-Attribute attr_ints(std::vector<int64_t> v) { Attribute a; a.kind = Attribute::Kind::kInts; a.ints = std::move(v); return a; }
-Attribute attr_str(std::string v) { Attribute a; a.kind = Attribute::Kind::kString; a.s = std::move(v); return a; }
-Attribute attr_float(float v) { Attribute a; a.kind = Attribute::Kind::kFloat; a.f = v; return a; }
+Attribute attr_int(int64_t v) { return Attribute::make_int(std::move(v)); }
+Attribute attr_ints(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
+Attribute attr_str(std::string v) { return Attribute::make_string(std::move(v)); }
+Attribute attr_float(float v) { return Attribute::make_float(std::move(v)); }
 Attribute attr_tensor(Tensor t) { Attribute a; a.kind = Attribute::Kind::kTensor; a.t = std::move(t); return a; }
 
 // Inputs that are undefined Tensors are passed as omitted optional inputs.
