@@ -165,7 +165,163 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
 
 }  // namespace
 
-std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src) {
+namespace {
+
+// Stable LSD radix sort of (key, row) pairs by key; every key < 2^bits. 11-bit digits, one
+// histogram pass for all digits, digits shared by every key skipped.
+void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
+  constexpr int kDigit = 11;
+  constexpr size_t kBuckets = size_t(1) << kDigit;
+  const size_t n = keys.size();
+  const int passes = (bits + kDigit - 1) / kDigit;
+  if (n < 2 || passes == 0) return;
+  std::vector<uint32_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t key = keys[i];
+    for (int p = 0; p < passes; ++p) ++hist[p * kBuckets + ((key >> (p * kDigit)) & (kBuckets - 1))];
+  }
+  std::vector<uint64_t> keys2(n);
+  std::vector<int32_t> rows2(n);
+  for (int p = 0; p < passes; ++p) {
+    uint32_t* h = hist.data() + p * kBuckets;
+    const int shift = p * kDigit;
+    if (h[(keys[0] >> shift) & (kBuckets - 1)] == n) continue;  // all keys share this digit
+    uint32_t sum = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      const uint32_t c = h[b];
+      h[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t pos = h[(keys[i] >> shift) & (kBuckets - 1)]++;
+      keys2[pos] = keys[i];
+      rows2[pos] = rows[i];
+    }
+    keys.swap(keys2);
+    rows.swap(rows2);
+  }
+}
+
+int key_bits(const std::vector<uint64_t>& keys) {
+  uint64_t mx = 0;
+  for (uint64_t k : keys) mx = std::max(mx, k);
+  return mx == 0 ? 0 : 64 - __builtin_clzll(mx);
+}
+
+// Sorted keys with a repeated key mean a duplicate site: let the site map report it (it names the
+// first two rows in input order, the same message as the hash path).
+void reject_duplicates(const std::vector<uint64_t>& sorted_keys, const Sites& in, const Shape3& shape,
+                       const IndexSource& src) {
+  for (size_t i = 1; i < sorted_keys.size(); ++i)
+    if (sorted_keys[i] == sorted_keys[i - 1]) {
+      build_site_map(in, shape, src);  // throws
+      fail(src.where, ": ", src.input_text, " has a duplicate site");  // not reached
+    }
+}
+
+// Compact a per-output-row neighbour table (-1 = none) into a pair list sorted by output row, and
+// reset the table. `count` = number of entries >= 0. Branchless: a write per row, a bump per hit.
+void compact_neighbours(int32_t* nb, int64_t m, int64_t count, std::vector<int32_t>& in_rows,
+                        std::vector<int32_t>& out_rows) {
+  in_rows.resize(static_cast<size_t>(count) + 1);
+  out_rows.resize(static_cast<size_t>(count) + 1);
+  int32_t* ir = in_rows.data();
+  int32_t* orow = out_rows.data();
+  int64_t w = 0;
+  for (int64_t p = 0; p < m; ++p) {
+    const int32_t q = nb[p];
+    ir[w] = q;
+    orow[w] = static_cast<int32_t>(p);
+    w += q >= 0;
+    nb[p] = -1;
+  }
+  in_rows.resize(static_cast<size_t>(count));
+  out_rows.resize(static_cast<size_t>(count));
+}
+
+// Submanifold pairing by merge-join. Keys are taken in a padded grid (each axis widened by the
+// kernel half-width h = (k-1)/2 * dil on both sides), so `key + delta(o)` is exactly the key of
+// the shifted site, never a wrap-around into the next row, plane or batch. Sites sorted once by
+// key; for an offset with delta < 0 one two-pointer walk over the sorted keys finds every pair
+// (p, q = p + delta), and the same pairs read backwards are the mirror offset's (q' = q - delta).
+// Returns false when the padded key space does not fit 62 bits (caller uses the hash path).
+bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
+  const SparseConvAttrs& attrs = rb.attrs;
+  const Sites& in = rb.in_sites;
+  const int64_t n = in.count;
+  const Shape3 k = attrs.kernel, dil = attrs.dilation, is = attrs.in_shape;
+  const int64_t volume = attrs.kernel_volume(), centre = volume / 2;
+  Shape3 half, padded;
+  for (int d = 0; d < 3; ++d) {
+    half[d] = (k[d] - 1) / 2 * dil[d];
+    padded[d] = is[d] + 2 * half[d];
+  }
+  int64_t batches = 0;
+  for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+  const unsigned __int128 space =
+      static_cast<unsigned __int128>(batches) * padded[0] * padded[1] * static_cast<unsigned __int128>(padded[2]);
+  if (space >= (static_cast<unsigned __int128>(1) << 62)) return false;
+
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    const int32_t* s = in.row(r);
+    keys[r] = static_cast<uint64_t>(((s[0] * padded[0] + s[1] + half[0]) * padded[1] + s[2] + half[1]) * padded[2] +
+                                    s[3] + half[2]);
+    rows[r] = static_cast<int32_t>(r);
+  }
+  radix_sort_by_key(keys, rows, key_bits(keys));
+  reject_duplicates(keys, in, is, src);
+
+  PairLists& pl = rb.pairs;
+  pl.num_out = n;
+  pl.identity_offset = centre;
+  pl.in_rows[centre].resize(n);
+  pl.out_rows[centre].resize(n);
+  for (int64_t p = 0; p < n; ++p) pl.in_rows[centre][p] = pl.out_rows[centre][p] = static_cast<int32_t>(p);
+  if (n == 0) return true;
+
+  const int64_t* skeys = reinterpret_cast<const int64_t*>(keys.data());
+  const int32_t* srow = rows.data();
+#pragma omp parallel if (n * centre > 20000)
+  {
+    std::vector<int32_t> hit_i(static_cast<size_t>(n)), hit_j(static_cast<size_t>(n));
+    std::vector<int32_t> nb_fwd(static_cast<size_t>(n), -1), nb_mirror(static_cast<size_t>(n), -1);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t o = 0; o < centre; ++o) {
+      const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+      // Offsets before the centre shift to a smaller key (lexicographic order of the taps).
+      const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
+                            (a[2] * dil[2] - half[2]);
+      // Two-pointer walk: i over output sites p, j over candidate inputs q with key(q) = key(p) + delta.
+      // delta < 0 keeps j < i, so j never runs past the end. Branchless: record every step, keep hits.
+      int64_t i = 0, j = 0, hits = 0;
+      int32_t* hi = hit_i.data();
+      int32_t* hj = hit_j.data();
+      while (i < n) {
+        const int64_t target = skeys[i] + delta, key = skeys[j];
+        hi[hits] = static_cast<int32_t>(i);
+        hj[hits] = static_cast<int32_t>(j);
+        hits += key == target;
+        j += key < target;
+        i += key >= target;
+      }
+      for (int64_t h = 0; h < hits; ++h) {
+        const int32_t p = srow[hi[h]], q = srow[hj[h]];
+        nb_fwd[p] = q;     // offset o: output p reads input q
+        nb_mirror[q] = p;  // mirror offset: output q reads input p
+      }
+      compact_neighbours(nb_fwd.data(), n, hits, pl.in_rows[o], pl.out_rows[o]);
+      compact_neighbours(nb_mirror.data(), n, hits, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src,
+                                         RulebookMethod method) {
   auto rb = std::make_shared<Rulebook>();
   rb->attrs = attrs;
   rb->attrs.forward = nullptr;
@@ -176,6 +332,7 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   PairLists& pl = rb->pairs;
   pl.in_rows.assign(volume, {});
   pl.out_rows.assign(volume, {});
+  if (method != RulebookMethod::kHash && attrs.kind == ConvKind::kSubm && build_subm_sorted(*rb, src)) return rb;
   const Shape3& is = attrs.in_shape;
   const Shape3& os = attrs.out_shape;
   const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;
