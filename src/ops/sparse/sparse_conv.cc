@@ -281,38 +281,70 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   for (int64_t p = 0; p < n; ++p) pl.in_rows[centre][p] = pl.out_rows[centre][p] = static_cast<int32_t>(p);
   if (n == 0) return true;
 
+  // Offsets before the centre (a smaller key shift, by the lexicographic order of the taps) are
+  // searched; each finds its mirror's pairs too. They are searched in groups: with dilation 1 on
+  // the innermost axis, the taps a2 of one (a0, a1) shift to consecutive keys, so one walk serves
+  // the whole group (the keys are unique integers: the hit for tap x + 1 is at the position after
+  // the hit for tap x, or at the same position when tap x had none).
+  struct Group {
+    int64_t first_offset, taps;
+  };
+  std::vector<Group> groups;
+  for (int64_t o = 0; o < centre;) {
+    const int64_t a2 = o % k[2];
+    int64_t taps = 1;
+    if (dil[2] == 1)
+      while (taps < k[2] - a2 && o + taps < centre) ++taps;
+    groups.push_back({o, taps});
+    o += taps;
+  }
+  keys.resize(static_cast<size_t>(n + k[2]), std::numeric_limits<int64_t>::max());  // sentinels for the group probes
   const int64_t* skeys = reinterpret_cast<const int64_t*>(keys.data());
   const int32_t* srow = rows.data();
+  const int64_t num_groups = static_cast<int64_t>(groups.size());
 #pragma omp parallel if (n * centre > 20000)
   {
-    std::vector<int32_t> hit_i(static_cast<size_t>(n)), hit_j(static_cast<size_t>(n));
+    std::vector<int32_t> hit_i(static_cast<size_t>(n * k[2])), hit_j(static_cast<size_t>(n * k[2]));
     std::vector<int32_t> nb_fwd(static_cast<size_t>(n), -1), nb_mirror(static_cast<size_t>(n), -1);
+    std::vector<int64_t> hits(static_cast<size_t>(k[2]));
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t o = 0; o < centre; ++o) {
-      const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
-      // Offsets before the centre shift to a smaller key (lexicographic order of the taps).
+    for (int64_t g = 0; g < num_groups; ++g) {
+      const int64_t o0 = groups[g].first_offset, taps = groups[g].taps;
+      const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
       const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
-                            (a[2] * dil[2] - half[2]);
-      // Two-pointer walk: i over output sites p, j over candidate inputs q with key(q) = key(p) + delta.
-      // delta < 0 keeps j < i, so j never runs past the end. Branchless: record every step, keep hits.
-      int64_t i = 0, j = 0, hits = 0;
-      int32_t* hi = hit_i.data();
-      int32_t* hj = hit_j.data();
+                            (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
+      // Two-pointer walk: i over output sites p, j to the first key >= key(p) + delta. delta < 0
+      // keeps j <= i. Branchless: every step writes a candidate pair, a hit bumps the count.
+      std::fill(hits.begin(), hits.end(), 0);
+      int64_t i = 0, j = 0;
       while (i < n) {
         const int64_t target = skeys[i] + delta, key = skeys[j];
-        hi[hits] = static_cast<int32_t>(i);
-        hj[hits] = static_cast<int32_t>(j);
-        hits += key == target;
-        j += key < target;
-        i += key >= target;
+        const bool at = key >= target;
+        int64_t pos = j;
+        for (int64_t x = 0; x < taps; ++x) {
+          int32_t* hi = hit_i.data() + x * n;
+          int32_t* hj = hit_j.data() + x * n;
+          const bool hit = at && skeys[pos] == target + x;
+          hi[hits[x]] = static_cast<int32_t>(i);
+          hj[hits[x]] = static_cast<int32_t>(pos);
+          hits[x] += hit;
+          pos += hit;
+        }
+        j += !at;
+        i += at;
       }
-      for (int64_t h = 0; h < hits; ++h) {
-        const int32_t p = srow[hi[h]], q = srow[hj[h]];
-        nb_fwd[p] = q;     // offset o: output p reads input q
-        nb_mirror[q] = p;  // mirror offset: output q reads input p
+      for (int64_t x = 0; x < taps; ++x) {
+        const int64_t o = o0 + x;
+        const int32_t* hi = hit_i.data() + x * n;
+        const int32_t* hj = hit_j.data() + x * n;
+        for (int64_t h = 0; h < hits[x]; ++h) {
+          const int32_t p = srow[hi[h]], q = srow[hj[h]];
+          nb_fwd[p] = q;     // offset o: output p reads input q
+          nb_mirror[q] = p;  // mirror offset: output q reads input p
+        }
+        compact_neighbours(nb_fwd.data(), n, hits[x], pl.in_rows[o], pl.out_rows[o]);
+        compact_neighbours(nb_mirror.data(), n, hits[x], pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
       }
-      compact_neighbours(nb_fwd.data(), n, hits, pl.in_rows[o], pl.out_rows[o]);
-      compact_neighbours(nb_mirror.data(), n, hits, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
     }
   }
   return true;
