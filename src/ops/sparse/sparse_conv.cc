@@ -350,6 +350,128 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   return true;
 }
 
+// Input-coordinate tables for regular / transposed convolutions: fwd[d][c * k + a] is the output
+// coordinate input coordinate c reaches through tap a, or -1.
+void forward_tap_tables(const SparseConvAttrs& attrs, std::vector<int32_t> fwd[3]) {
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
+               &pad = attrs.padding, &dil = attrs.dilation;
+  const bool transposed = attrs.kind == ConvKind::kTransposed;
+  for (int d = 0; d < 3; ++d) {
+    fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
+    for (int64_t c = 0; c < is[d]; ++c)
+      for (int64_t a = 0; a < k[d]; ++a) {
+        int64_t p = -1;
+        if (transposed) {
+          p = c * st[d] - pad[d] + a * dil[d];
+        } else {
+          const int64_t num = c + pad[d] - a * dil[d];
+          if (num >= 0 && num % st[d] == 0) p = num / st[d];
+        }
+        if (p >= 0 && p < os[d]) fwd[d][c * k[d] + a] = static_cast<int32_t>(p);
+      }
+  }
+}
+
+// Regular / transposed pairing by merge-join. Inputs sorted by key once; for a fixed tap the map
+// input -> output is strictly increasing on the inputs it applies to (per axis p = (q + pad -
+// a*dil) / stride on one residue class of q, or p = q*stride - pad + a*dil), so walking the sorted
+// inputs yields that offset's output keys in increasing order, and a second pointer over the
+// sorted unique output keys gives the output rows: lists come out sorted by output row with no
+// sort and no hashing. For a regular convolution only inputs with q = a*dil - pad (mod stride) on
+// every axis can reach an output through tap a, so the inputs are bucketed by residue class
+// (stably, keeping key order) and each offset walks only its class.
+void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
+  const SparseConvAttrs& attrs = rb.attrs;
+  const Sites& in = rb.in_sites;
+  const int64_t n = in.count;
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
+               &pad = attrs.padding, &dil = attrs.dilation;
+  const int64_t volume = attrs.kernel_volume();
+  PairLists& pl = rb.pairs;
+
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    keys[r] = site_key(in.row(r), is);
+    rows[r] = static_cast<int32_t>(r);
+  }
+  radix_sort_by_key(keys, rows, key_bits(keys));
+  reject_duplicates(keys, in, is, src);
+  const int64_t batches = n == 0 ? 0 : in.row(rows[n - 1])[0] + 1;
+
+  // Residue classes (regular only, when few): class of q = (q0 % s0, q1 % s1, q2 % s2).
+  const bool by_class = attrs.kind == ConvKind::kRegular && st[0] * st[1] * st[2] <= 64;
+  const int64_t classes = by_class ? st[0] * st[1] * st[2] : 1;
+  auto class_of = [&](const int32_t* s) {
+    return by_class ? (s[1] % st[0] * st[1] + s[2] % st[1]) * st[2] + s[3] % st[2] : 0;
+  };
+  std::vector<int64_t> class_start(static_cast<size_t>(classes + 1), 0);
+  for (int64_t i = 0; i < n; ++i) ++class_start[class_of(in.row(rows[i])) + 1];
+  for (int64_t c = 0; c < classes; ++c) class_start[c + 1] += class_start[c];
+  std::vector<int32_t> site(static_cast<size_t>(n) * 4), site_row(static_cast<size_t>(n));  // in class order
+  {
+    std::vector<int64_t> fill(class_start.begin(), class_start.end() - 1);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t* s = in.row(rows[i]);
+      const int64_t pos = fill[class_of(s)]++;
+      std::memcpy(site.data() + 4 * pos, s, sizeof(int32_t) * 4);
+      site_row[pos] = rows[i];
+    }
+  }
+
+  std::vector<int32_t> fwd[3];
+  forward_tap_tables(attrs, fwd);
+  auto for_each_candidate = [&](int64_t q, auto&& emit) {
+    const int32_t* s = site.data() + 4 * q;
+    const int32_t* f0 = fwd[0].data() + s[1] * k[0];
+    const int32_t* f1 = fwd[1].data() + s[2] * k[1];
+    const int32_t* f2 = fwd[2].data() + s[3] * k[2];
+    for (int64_t a0 = 0; a0 < k[0]; ++a0) {
+      if (f0[a0] < 0) continue;
+      for (int64_t a1 = 0; a1 < k[1]; ++a1) {
+        if (f1[a1] < 0) continue;
+        for (int64_t a2 = 0; a2 < k[2]; ++a2)
+          if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
+      }
+    }
+  };
+  const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+  std::vector<uint64_t> out_keys = unique_output_keys(key_space, n, for_each_candidate);
+  const int64_t m = static_cast<int64_t>(out_keys.size());
+  if (m > std::numeric_limits<int32_t>::max() / 2)
+    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+  rb.out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+  for (int64_t i = 0; i < m; ++i) key_to_site(out_keys[i], os, rb.out_sites.data() + 4 * i);
+  pl.num_out = m;
+
+  auto residue = [](int64_t v, int64_t mod) { return ((v % mod) + mod) % mod; };
+#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
+  for (int64_t o = 0; o < volume; ++o) {
+    const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+    int64_t cls = 0;
+    if (by_class)
+      cls = (residue(a[0] * dil[0] - pad[0], st[0]) * st[1] + residue(a[1] * dil[1] - pad[1], st[1])) * st[2] +
+            residue(a[2] * dil[2] - pad[2], st[2]);
+    const int32_t* f0 = fwd[0].data() + a[0];
+    const int32_t* f1 = fwd[1].data() + a[1];
+    const int32_t* f2 = fwd[2].data() + a[2];
+    auto& ir = pl.in_rows[o];
+    auto& orow = pl.out_rows[o];
+    const uint64_t* ok = out_keys.data();
+    int64_t j = 0;
+    for (int64_t i = class_start[cls]; i < class_start[cls + 1]; ++i) {
+      const int32_t* s = site.data() + 4 * i;
+      const int32_t p0 = f0[s[1] * k[0]], p1 = f1[s[2] * k[1]], p2 = f2[s[3] * k[2]];
+      if ((p0 | p1 | p2) < 0) continue;
+      const uint64_t key = site_key(s[0], p0, p1, p2, os);
+      while (ok[j] < key) ++j;  // the key is among the outputs, so j stays in range
+      ir.push_back(site_row[i]);
+      orow.push_back(static_cast<int32_t>(j));
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src,
@@ -365,6 +487,10 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   pl.in_rows.assign(volume, {});
   pl.out_rows.assign(volume, {});
   if (method != RulebookMethod::kHash && attrs.kind == ConvKind::kSubm && build_subm_sorted(*rb, src)) return rb;
+  if (method != RulebookMethod::kHash && attrs.kind != ConvKind::kSubm) {
+    build_strided_sorted(*rb, src);
+    return rb;
+  }
   const Shape3& is = attrs.in_shape;
   const Shape3& os = attrs.out_shape;
   const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;
