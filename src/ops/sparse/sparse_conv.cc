@@ -169,7 +169,8 @@ namespace {
 
 // Stable LSD radix sort of (key, row) pairs by key; every key < 2^bits. 11-bit digits, one
 // histogram pass for all digits, digits shared by every key skipped.
-void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
+template <bool kWithRows>
+void radix_sort_impl(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
   constexpr int kDigit = 11;
   constexpr size_t kBuckets = size_t(1) << kDigit;
   const size_t n = keys.size();
@@ -181,7 +182,7 @@ void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, 
     for (int p = 0; p < passes; ++p) ++hist[p * kBuckets + ((key >> (p * kDigit)) & (kBuckets - 1))];
   }
   std::vector<uint64_t> keys2(n);
-  std::vector<int32_t> rows2(n);
+  std::vector<int32_t> rows2(kWithRows ? n : 0);
   for (int p = 0; p < passes; ++p) {
     uint32_t* h = hist.data() + p * kBuckets;
     const int shift = p * kDigit;
@@ -195,11 +196,18 @@ void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, 
     for (size_t i = 0; i < n; ++i) {
       const uint32_t pos = h[(keys[i] >> shift) & (kBuckets - 1)]++;
       keys2[pos] = keys[i];
-      rows2[pos] = rows[i];
+      if (kWithRows) rows2[pos] = rows[i];
     }
     keys.swap(keys2);
-    rows.swap(rows2);
+    if (kWithRows) rows.swap(rows2);
   }
+}
+void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
+  radix_sort_impl<true>(keys, rows, bits);
+}
+void radix_sort_keys(std::vector<uint64_t>& keys, int bits) {
+  std::vector<int32_t> none;
+  radix_sort_impl<false>(keys, none, bits);
 }
 
 int key_bits(const std::vector<uint64_t>& keys) {
@@ -421,30 +429,8 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
 
   std::vector<int32_t> fwd[3];
   forward_tap_tables(attrs, fwd);
-  auto for_each_candidate = [&](int64_t q, auto&& emit) {
-    const int32_t* s = site.data() + 4 * q;
-    const int32_t* f0 = fwd[0].data() + s[1] * k[0];
-    const int32_t* f1 = fwd[1].data() + s[2] * k[1];
-    const int32_t* f2 = fwd[2].data() + s[3] * k[2];
-    for (int64_t a0 = 0; a0 < k[0]; ++a0) {
-      if (f0[a0] < 0) continue;
-      for (int64_t a1 = 0; a1 < k[1]; ++a1) {
-        if (f1[a1] < 0) continue;
-        for (int64_t a2 = 0; a2 < k[2]; ++a2)
-          if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
-      }
-    }
-  };
-  const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
-  std::vector<uint64_t> out_keys = unique_output_keys(key_space, n, for_each_candidate);
-  const int64_t m = static_cast<int64_t>(out_keys.size());
-  if (m > std::numeric_limits<int32_t>::max() / 2)
-    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
-  rb.out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > (1 << 17))
-  for (int64_t i = 0; i < m; ++i) key_to_site(out_keys[i], os, rb.out_sites.data() + 4 * i);
-  pl.num_out = m;
-
+  // Pass 1, per offset: the output keys its inputs reach, increasing, with the input rows.
+  std::vector<std::vector<uint64_t>> reach(static_cast<size_t>(volume));
   auto residue = [](int64_t v, int64_t mod) { return ((v % mod) + mod) % mod; };
 #pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
   for (int64_t o = 0; o < volume; ++o) {
@@ -456,19 +442,55 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
     const int32_t* f0 = fwd[0].data() + a[0];
     const int32_t* f1 = fwd[1].data() + a[1];
     const int32_t* f2 = fwd[2].data() + a[2];
-    auto& ir = pl.in_rows[o];
-    auto& orow = pl.out_rows[o];
-    const uint64_t* ok = out_keys.data();
-    int64_t j = 0;
-    for (int64_t i = class_start[cls]; i < class_start[cls + 1]; ++i) {
+    auto& keys_o = reach[o];
+    auto& rows_o = pl.in_rows[o];
+    const int64_t lo = class_start[cls], hi = class_start[cls + 1];
+    keys_o.resize(static_cast<size_t>(hi - lo));
+    rows_o.resize(static_cast<size_t>(hi - lo));
+    int64_t cnt = 0;
+    for (int64_t i = lo; i < hi; ++i) {
       const int32_t* s = site.data() + 4 * i;
       const int32_t p0 = f0[s[1] * k[0]], p1 = f1[s[2] * k[1]], p2 = f2[s[3] * k[2]];
-      if ((p0 | p1 | p2) < 0) continue;
-      const uint64_t key = site_key(s[0], p0, p1, p2, os);
-      while (ok[j] < key) ++j;  // the key is among the outputs, so j stays in range
-      ir.push_back(site_row[i]);
-      orow.push_back(static_cast<int32_t>(j));
+      // Branchless: write always, keep when the tap lands inside the output on every axis.
+      keys_o[cnt] = site_key(s[0], p0, p1, p2, os);
+      rows_o[cnt] = site_row[i];
+      cnt += (p0 | p1 | p2) >= 0;
     }
+    keys_o.resize(static_cast<size_t>(cnt));
+    rows_o.resize(static_cast<size_t>(cnt));
+  }
+  // Output sites: the sorted union of the reached keys (radix sort + unique; linear in the pairs).
+  std::vector<uint64_t> out_keys;
+  {
+    size_t total = 0;
+    for (const auto& r : reach) total += r.size();
+    out_keys.reserve(total);
+    for (const auto& r : reach) out_keys.insert(out_keys.end(), r.begin(), r.end());
+    const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+    radix_sort_keys(out_keys, key_space <= 1 ? 0 : 64 - __builtin_clzll(key_space - 1));
+    out_keys.erase(std::unique(out_keys.begin(), out_keys.end()), out_keys.end());
+  }
+  const int64_t m = static_cast<int64_t>(out_keys.size());
+  if (m > std::numeric_limits<int32_t>::max() / 2)
+    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+  rb.out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+  for (int64_t i = 0; i < m; ++i) key_to_site(out_keys[i], os, rb.out_sites.data() + 4 * i);
+  pl.num_out = m;
+
+  // Pass 2, per offset: merge-join its increasing keys with the sorted outputs -> output rows.
+#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
+  for (int64_t o = 0; o < volume; ++o) {
+    const auto& keys_o = reach[o];
+    auto& orow = pl.out_rows[o];
+    orow.resize(keys_o.size());
+    const uint64_t* ok = out_keys.data();
+    int64_t j = 0;
+    for (size_t i = 0; i < keys_o.size(); ++i) {
+      while (ok[j] < keys_o[i]) ++j;  // every reached key is an output, so j stays in range
+      orow[i] = static_cast<int32_t>(j);
+    }
+    std::vector<uint64_t>().swap(reach[o]);
   }
 }
 
