@@ -247,6 +247,35 @@ void compact_neighbours(int32_t* nb, int64_t m, int64_t count, std::vector<int32
   out_rows.resize(static_cast<size_t>(count));
 }
 
+// Two-pointer walk for one group of subm taps (consecutive keys delta, delta + 1, ...): i over
+// the sorted sites p, j to the first key >= key(p) + delta; delta < 0 keeps j <= i. Hits for tap x
+// go to hit_i/hit_j + x * n as (index of p, index of q) in sorted order. Branchless: every step
+// writes a candidate, a hit bumps the count. kTaps = 0: run-time tap count.
+template <int kTaps>
+void merge_walk(const int64_t* skeys, int64_t n, int64_t delta, int64_t taps, int32_t* hit_i, int32_t* hit_j,
+                int64_t* hits_out) {
+  const int64_t t = kTaps ? kTaps : taps;
+  int64_t hits[kTaps ? kTaps : 1] = {};
+  std::vector<int64_t> dyn_hits(kTaps ? 0 : static_cast<size_t>(t), 0);
+  int64_t* h = kTaps ? hits : dyn_hits.data();
+  int64_t i = 0, j = 0;
+  while (i < n) {
+    const int64_t target = skeys[i] + delta, key = skeys[j];
+    const bool at = key >= target;
+    int64_t pos = j;
+    for (int64_t x = 0; x < t; ++x) {
+      const bool hit = at && skeys[pos] == target + x;
+      hit_i[x * n + h[x]] = static_cast<int32_t>(i);
+      hit_j[x * n + h[x]] = static_cast<int32_t>(pos);
+      h[x] += hit;
+      pos += hit;
+    }
+    j += !at;
+    i += at;
+  }
+  for (int64_t x = 0; x < t; ++x) hits_out[x] = h[x];
+}
+
 // Submanifold pairing by merge-join. Keys are taken in a padded grid (each axis widened by the
 // kernel half-width h = (k-1)/2 * dil on both sides), so `key + delta(o)` is exactly the key of
 // the shifted site, never a wrap-around into the next row, plane or batch. Sites sorted once by
@@ -321,25 +350,12 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
       const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
       const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
                             (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
-      // Two-pointer walk: i over output sites p, j to the first key >= key(p) + delta. delta < 0
-      // keeps j <= i. Branchless: every step writes a candidate pair, a hit bumps the count.
       std::fill(hits.begin(), hits.end(), 0);
-      int64_t i = 0, j = 0;
-      while (i < n) {
-        const int64_t target = skeys[i] + delta, key = skeys[j];
-        const bool at = key >= target;
-        int64_t pos = j;
-        for (int64_t x = 0; x < taps; ++x) {
-          int32_t* hi = hit_i.data() + x * n;
-          int32_t* hj = hit_j.data() + x * n;
-          const bool hit = at && skeys[pos] == target + x;
-          hi[hits[x]] = static_cast<int32_t>(i);
-          hj[hits[x]] = static_cast<int32_t>(pos);
-          hits[x] += hit;
-          pos += hit;
-        }
-        j += !at;
-        i += at;
+      switch (taps) {  // constant tap counts keep the hit counters in registers
+        case 1: merge_walk<1>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
+        case 2: merge_walk<2>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
+        case 3: merge_walk<3>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
+        default: merge_walk<0>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
       }
       for (int64_t x = 0; x < taps; ++x) {
         const int64_t o = o0 + x;
