@@ -167,15 +167,16 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
 
 namespace {
 
-// Stable LSD radix sort of (key, row) pairs by key; every key < 2^bits. 11-bit digits, one
-// histogram pass for all digits, digits shared by every key skipped.
+// Stable LSD radix sort of (key, row) pairs by key; every key < 2^bits. One histogram pass for
+// all digits; a digit shared by every key is skipped.
 template <bool kWithRows>
 void radix_sort_impl(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
-  constexpr int kDigit = 11;
-  constexpr size_t kBuckets = size_t(1) << kDigit;
+  // Digits of at most 12 bits (a 16 KB histogram stays in L1), as few passes as that allows.
   const size_t n = keys.size();
-  const int passes = (bits + kDigit - 1) / kDigit;
+  const int passes = (bits + 11) / 12;
   if (n < 2 || passes == 0) return;
+  const int kDigit = (bits + passes - 1) / passes;
+  const size_t kBuckets = size_t(1) << kDigit;
   std::vector<uint32_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t key = keys[i];
@@ -426,11 +427,16 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
   // Residue classes (regular only, when few): class of q = (q0 % s0, q1 % s1, q2 % s2).
   const bool by_class = attrs.kind == ConvKind::kRegular && st[0] * st[1] * st[2] <= 64;
   const int64_t classes = by_class ? st[0] * st[1] * st[2] : 1;
-  auto class_of = [&](const int32_t* s) {
-    return by_class ? (s[1] % st[0] * st[1] + s[2] % st[1]) * st[2] + s[3] % st[2] : 0;
+  std::vector<int32_t> res[3];  // res[d][c] = c % stride[d], no divisions per site
+  for (int d = 0; d < 3; ++d) {
+    res[d].resize(static_cast<size_t>(is[d]));
+    for (int64_t c = 0; c < is[d]; ++c) res[d][c] = static_cast<int32_t>(c % st[d]);
+  }
+  auto class_of = [&](const int32_t* s) -> int64_t {
+    return by_class ? (int64_t(res[0][s[1]]) * st[1] + res[1][s[2]]) * st[2] + res[2][s[3]] : 0;
   };
   std::vector<int64_t> class_start(static_cast<size_t>(classes + 1), 0);
-  for (int64_t i = 0; i < n; ++i) ++class_start[class_of(in.row(rows[i])) + 1];
+  for (int64_t i = 0; i < n; ++i) ++class_start[class_of(in.row(i)) + 1];
   for (int64_t c = 0; c < classes; ++c) class_start[c + 1] += class_start[c];
   std::vector<int32_t> site(static_cast<size_t>(n) * 4), site_row(static_cast<size_t>(n));  // in class order
   {
