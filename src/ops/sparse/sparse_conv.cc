@@ -249,33 +249,49 @@ void compact_neighbours(int32_t* nb, int64_t m, int64_t count, std::vector<int32
 }
 
 // Two-pointer walk for one group of subm taps (consecutive keys delta, delta + 1, ...): i over
-// the sorted sites p, j to the first key >= key(p) + delta; delta < 0 keeps j <= i. Hits for tap x
-// go to hit_i/hit_j + x * n as (index of p, index of q) in sorted order. Branchless: every step
-// writes a candidate, a hit bumps the count. kTaps = 0: run-time tap count.
+// the sorted sites p, j to the first key >= key(p) + delta; delta < 0 keeps j <= i. Branchless:
+// every step writes a candidate, a hit bumps the count. The walk is latency bound (load, compare,
+// advance), so the sites are split in two halves walked in the same loop: two independent chains.
+// Hits of tap x for half h go to out + x * n + half_begin[h] as (index of q) << 32 | (index of p),
+// hits[h * kTaps + x] of them (one store per tap and step: the walk is store bound).
 template <int kTaps>
-void merge_walk(const int64_t* skeys, int64_t n, int64_t delta, int64_t taps, int32_t* hit_i, int32_t* hit_j,
-                int64_t* hits_out) {
-  const int64_t t = kTaps ? kTaps : taps;
-  int64_t hits[kTaps ? kTaps : 1] = {};
-  std::vector<int64_t> dyn_hits(kTaps ? 0 : static_cast<size_t>(t), 0);
-  int64_t* h = kTaps ? hits : dyn_hits.data();
-  int64_t i = 0, j = 0;
-  while (i < n) {
-    const int64_t target = skeys[i] + delta, key = skeys[j];
+void merge_walk(const int64_t* skeys, int64_t n, int64_t delta, uint64_t* out, int64_t half_begin[2], int64_t* hits) {
+  struct Walk {
+    int64_t i, end, j, base;
+    int64_t h[kTaps];
+  };
+  auto step = [&](Walk& w) {
+    const int64_t target = skeys[w.i] + delta, key = skeys[w.j];
     const bool at = key >= target;
-    int64_t pos = j;
-    for (int64_t x = 0; x < t; ++x) {
+    int64_t pos = w.j;
+    for (int x = 0; x < kTaps; ++x) {
       const bool hit = at && skeys[pos] == target + x;
-      hit_i[x * n + h[x]] = static_cast<int32_t>(i);
-      hit_j[x * n + h[x]] = static_cast<int32_t>(pos);
-      h[x] += hit;
+      out[x * n + w.base + w.h[x]] = static_cast<uint64_t>(pos) << 32 | static_cast<uint64_t>(w.i);
+      w.h[x] += hit;
       pos += hit;
     }
-    j += !at;
-    i += at;
+    w.j += !at;
+    w.i += at;
+  };
+  const int64_t mid = n / 2;
+  Walk a{0, mid, 0, 0, {}}, b{mid, n, 0, mid, {}};
+  if (mid < n) b.j = std::lower_bound(skeys, skeys + n, skeys[mid] + delta) - skeys;
+  while (a.i < a.end && b.i < b.end) {
+    step(a);
+    step(b);
   }
-  for (int64_t x = 0; x < t; ++x) hits_out[x] = h[x];
+  while (a.i < a.end) step(a);
+  while (b.i < b.end) step(b);
+  half_begin[0] = 0;
+  half_begin[1] = mid;
+  for (int x = 0; x < kTaps; ++x) {
+    hits[x] = a.h[x];
+    hits[kTaps + x] = b.h[x];
+  }
 }
+
+// Groups of up to kMaxTaps innermost taps share one walk; wider kernels (k2 > 2*kMaxTaps+1) split.
+constexpr int64_t kMaxTaps = 4;
 
 // Submanifold pairing by merge-join. Keys are taken in a padded grid (each axis widened by the
 // kernel half-width h = (k-1)/2 * dil on both sides), so `key + delta(o)` is exactly the key of
@@ -332,7 +348,7 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
     const int64_t a2 = o % k[2];
     int64_t taps = 1;
     if (dil[2] == 1)
-      while (taps < k[2] - a2 && o + taps < centre) ++taps;
+      while (taps < kMaxTaps && taps < k[2] - a2 && o + taps < centre) ++taps;
     groups.push_back({o, taps});
     o += taps;
   }
@@ -342,33 +358,36 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   const int64_t num_groups = static_cast<int64_t>(groups.size());
 #pragma omp parallel if (n * centre > 20000)
   {
-    std::vector<int32_t> hit_i(static_cast<size_t>(n * k[2])), hit_j(static_cast<size_t>(n * k[2]));
+    std::vector<uint64_t> hit(static_cast<size_t>(n * kMaxTaps));
     std::vector<int32_t> nb_fwd(static_cast<size_t>(n), -1), nb_mirror(static_cast<size_t>(n), -1);
-    std::vector<int64_t> hits(static_cast<size_t>(k[2]));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t g = 0; g < num_groups; ++g) {
       const int64_t o0 = groups[g].first_offset, taps = groups[g].taps;
       const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
       const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
                             (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
-      std::fill(hits.begin(), hits.end(), 0);
+      int64_t half_begin[2] = {0, 0}, hits[2 * kMaxTaps] = {};
       switch (taps) {  // constant tap counts keep the hit counters in registers
-        case 1: merge_walk<1>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
-        case 2: merge_walk<2>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
-        case 3: merge_walk<3>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
-        default: merge_walk<0>(skeys, n, delta, taps, hit_i.data(), hit_j.data(), hits.data()); break;
+        case 1: merge_walk<1>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        case 2: merge_walk<2>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        case 3: merge_walk<3>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        default: merge_walk<4>(skeys, n, delta, hit.data(), half_begin, hits); break;
       }
       for (int64_t x = 0; x < taps; ++x) {
         const int64_t o = o0 + x;
-        const int32_t* hi = hit_i.data() + x * n;
-        const int32_t* hj = hit_j.data() + x * n;
-        for (int64_t h = 0; h < hits[x]; ++h) {
-          const int32_t p = srow[hi[h]], q = srow[hj[h]];
-          nb_fwd[p] = q;     // offset o: output p reads input q
-          nb_mirror[q] = p;  // mirror offset: output q reads input p
+        int64_t count = 0;
+        for (int half_index = 0; half_index < 2; ++half_index) {
+          const int64_t c = hits[half_index * taps + x];
+          const uint64_t* hx = hit.data() + x * n + half_begin[half_index];
+          for (int64_t h = 0; h < c; ++h) {
+            const int32_t p = srow[static_cast<uint32_t>(hx[h])], q = srow[hx[h] >> 32];
+            nb_fwd[p] = q;     // offset o: output p reads input q
+            nb_mirror[q] = p;  // mirror offset: output q reads input p
+          }
+          count += c;
         }
-        compact_neighbours(nb_fwd.data(), n, hits[x], pl.in_rows[o], pl.out_rows[o]);
-        compact_neighbours(nb_mirror.data(), n, hits[x], pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
+        compact_neighbours(nb_fwd.data(), n, count, pl.in_rows[o], pl.out_rows[o]);
+        compact_neighbours(nb_mirror.data(), n, count, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
       }
     }
   }
