@@ -1,4 +1,5 @@
-// Optimised CPU SparseConv: site hash map -> per-offset rulebook -> gather / GEMM / scatter-add.
+// Optimised CPU SparseConv: sites radix-sorted by key -> per-offset rulebook by merge-joins (hash-map
+// builder as fallback) -> gather / GEMM / scatter-add.
 #include "ops/sparse/sparse_conv.h"
 
 #include <oneapi/dnnl/dnnl.h>
