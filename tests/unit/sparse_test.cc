@@ -238,6 +238,120 @@ TEST(SparseConv, TransposedMatchesOracles) {
   run_conv_case({"tr_empty", {4, 4, 4}, 0, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 2}, 24);
 }
 
+// The sorted (radix sort + merge-join) rulebook must equal the hash-map one pair for pair: same
+// output sites, same per-offset lists in the same order. Sites crowd the grid borders (where a
+// shifted key could wrap into the next row without the padded keys) and several batches.
+Sites sites_of(const Tensor& idx, const Shape3& shape) {
+  return read_sites(idx, idx.dim(0), shape, IndexSource{"test", "indices", "input_spatial_shape"});
+}
+void expect_same_rulebook(const ConvCase& c, const Tensor& idx) {
+  SCOPED_TRACE(c.name);
+  std::map<std::string, Attribute> items = conv_attrs(c);
+  Attributes attrs;
+  attrs.items = items;
+  SparseConvAttrs a = parse_sparse_conv_attrs(attrs, c.name);
+  const IndexSource src{"test", "indices", "input_spatial_shape"};
+  auto sorted = build_rulebook(a, sites_of(idx, c.shape), src, RulebookMethod::kSorted);
+  auto hashed = build_rulebook(a, sites_of(idx, c.shape), src, RulebookMethod::kHash);
+  auto autod = build_rulebook(a, sites_of(idx, c.shape), src);
+  for (const Rulebook* rb : {sorted.get(), autod.get()}) {
+    ASSERT_EQ(rb->pairs.num_out, hashed->pairs.num_out);
+    ASSERT_EQ(rb->out_sites, hashed->out_sites);
+    ASSERT_EQ(rb->pairs.identity_offset, hashed->pairs.identity_offset);
+    ASSERT_EQ(rb->pairs.in_rows.size(), hashed->pairs.in_rows.size());
+    for (size_t o = 0; o < rb->pairs.in_rows.size(); ++o) {
+      ASSERT_EQ(rb->pairs.in_rows[o], hashed->pairs.in_rows[o]) << "offset " << o;
+      ASSERT_EQ(rb->pairs.out_rows[o], hashed->pairs.out_rows[o]) << "offset " << o;
+    }
+  }
+}
+
+Tensor border_heavy_sites(int64_t n, int64_t batches, Shape3 shape, std::mt19937& rng) {
+  std::set<std::array<int64_t, 4>> used;
+  std::vector<int64_t> v;
+  auto coord = [&](int64_t size) {
+    const int64_t r = rng() % 4;
+    return r == 0 ? 0 : r == 1 ? size - 1 : int64_t(rng() % size);
+  };
+  const int64_t capacity = batches * shape[0] * shape[1] * shape[2];
+  n = std::min(n, capacity);
+  for (int64_t tries = 0; static_cast<int64_t>(used.size()) < n && tries < 100 * n; ++tries) {
+    std::array<int64_t, 4> s{int64_t(rng() % batches), coord(shape[0]), coord(shape[1]), coord(shape[2])};
+    if (used.insert(s).second) v.insert(v.end(), s.begin(), s.end());
+  }
+  return int_tensor({static_cast<int64_t>(v.size() / 4), 4}, v);
+}
+
+TEST(SparseConv, SortedRulebookEqualsHashedRulebook) {
+  std::vector<ConvCase> cases = {
+      {"subm3", {5, 7, 9}, 150, 3, 1, 1, {3, 3, 3}},
+      {"subm_dil2", {7, 8, 9}, 250, 2, 1, 1, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {2, 2, 2}},
+      {"subm_dil_inner3", {6, 6, 10}, 200, 2, 1, 1, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 2, 3}},
+      {"subm_1x3x5", {4, 9, 11}, 150, 2, 1, 1, {1, 3, 5}},
+      {"subm_5x1x3", {9, 3, 6}, 120, 1, 1, 1, {5, 1, 3}},
+      {"subm_5x5x5", {6, 7, 8}, 200, 2, 1, 1, {5, 5, 5}},
+      {"subm_1x1x1", {3, 3, 3}, 20, 2, 1, 1, {1, 1, 1}},
+      {"subm_dense", {3, 4, 5}, 120, 2, 1, 1, {3, 3, 3}},
+      {"subm_single", {5, 5, 5}, 1, 1, 1, 1, {3, 3, 3}},
+      {"subm_empty", {5, 5, 5}, 0, 1, 1, 1, {3, 3, 3}},
+      {"subm_large", {20, 30, 41}, 6000, 3, 1, 1, {3, 3, 3}},
+      {"reg_s2_p1", {9, 10, 11}, 200, 3, 1, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"reg_k2_s2", {8, 7, 6}, 150, 2, 1, 1, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"reg_mixed", {7, 9, 5}, 120, 3, 1, 1, {3, 1, 3}, {2, 1, 3}, {1, 0, 2}, {1, 1, 2}, {0, 0, 0}, 1},
+      {"reg_dil", {9, 9, 9}, 120, 2, 1, 1, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {2, 3, 1}, {0, 0, 0}, 1},
+      {"reg_big_stride", {20, 20, 20}, 300, 2, 1, 1, {3, 3, 3}, {5, 4, 5}, {1, 2, 0}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"reg_s1_pad", {6, 6, 6}, 100, 2, 1, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"reg_empty", {5, 5, 5}, 0, 1, 1, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"reg_large", {21, 40, 33}, 6000, 2, 1, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1},
+      {"tr_s2_op1", {4, 5, 3}, 40, 2, 1, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, 2},
+      {"tr_k2_s2", {3, 4, 5}, 40, 2, 1, 1, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 2},
+      {"tr_dil", {4, 4, 4}, 30, 1, 1, 1, {3, 2, 3}, {1, 2, 1}, {0, 0, 1}, {2, 1, 1}, {0, 0, 0}, 2},
+  };
+  uint32_t seed = 100;
+  for (const ConvCase& c : cases) {
+    std::mt19937 rng(seed++);
+    expect_same_rulebook(c, random_sites(c.n, c.batches, c.shape, rng));
+    expect_same_rulebook(c, border_heavy_sites(c.n, c.batches, c.shape, rng));
+  }
+}
+
+// A padded subm key space over 62 bits (huge grid, large batch index) falls back to the hash map.
+TEST(SparseConv, SortedRulebookFallsBackOnHugeKeySpace) {
+  const Shape3 shape{1 << 13, 1 << 13, 1 << 14};  // 2^40 cells: batch indices up to 2^22 - 1 are valid
+  ConvCase c{"subm_huge", shape, 0, 1, 1, 1, {3, 3, 3}};
+  const int64_t b = (int64_t(1) << 22) - 1;
+  Tensor idx = int_tensor({5, 4}, {b, 0, 0, 0, b, 0, 0, 1, b, 1, 1, 1, b, 8191, 8191, 16383, 0, 5, 5, 5});
+  expect_same_rulebook(c, idx);
+  Attributes attrs;
+  attrs.items = conv_attrs(c);
+  auto rb = build_rulebook(parse_sparse_conv_attrs(attrs, c.name), sites_of(idx, shape),
+                           IndexSource{"test", "indices", "input_spatial_shape"});
+  EXPECT_EQ(rb->pairs.total_pairs(), 5 + 3 * 2);  // centre + the three neighbouring pairs among b's first three
+}
+
+// Both methods report a duplicate site with the same message (the first two rows in input order).
+TEST(SparseConv, SortedRulebookDuplicateMessage) {
+  Tensor idx = int_tensor({4, 4}, {0, 1, 1, 1, 0, 2, 2, 2, 0, 1, 1, 1, 0, 2, 2, 2});
+  for (int kind : {0, 1, 2}) {
+    ConvCase c{"dup", {5, 5, 5}, 0, 1, 1, 1, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, kind};
+    Attributes attrs;
+    attrs.items = conv_attrs(c);
+    SparseConvAttrs a = parse_sparse_conv_attrs(attrs, c.name);
+    std::string msg[2];
+    for (int m = 0; m < 2; ++m) {
+      try {
+        build_rulebook(a, sites_of(idx, c.shape), IndexSource{"test", "indices", "input_spatial_shape"},
+                       m ? RulebookMethod::kHash : RulebookMethod::kSorted);
+        ADD_FAILURE() << "no error for kind " << kind;
+      } catch (const Error& e) {
+        msg[m] = e.what();
+      }
+    }
+    EXPECT_EQ(msg[0], msg[1]);
+    EXPECT_NE(msg[0].find("rows 0 and 2 are the same site (0, 1, 1, 1)"), std::string::npos) << msg[0];
+  }
+}
+
 // regular conv (key "down") followed by its inverse; both optimised and reference, plus dense.
 TEST(SparseConv, InverseMatchesOracles) {
   for (int variant = 0; variant < 4; ++variant) {

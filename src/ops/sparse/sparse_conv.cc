@@ -1,7 +1,9 @@
-// Optimised CPU SparseConv: site hash map -> per-offset rulebook -> gather / GEMM / scatter-add.
+// Optimised CPU SparseConv: sites radix-sorted by key -> per-offset rulebook by merge-joins (hash-map
+// builder as fallback) -> gather / GEMM / scatter-add.
 #include "ops/sparse/sparse_conv.h"
 
 #include <oneapi/dnnl/dnnl.h>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -165,7 +167,395 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
 
 }  // namespace
 
-std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src) {
+namespace {
+
+// Stable LSD radix sort of (key, row) pairs by key; every key < 2^bits. One histogram pass for
+// all digits; a digit shared by every key is skipped.
+template <bool kWithRows>
+void radix_sort_impl(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
+  // Digits of at most 12 bits (a 16 KB histogram stays in L1), as few passes as that allows.
+  const size_t n = keys.size();
+  const int passes = (bits + 11) / 12;
+  if (n < 2 || passes == 0) return;
+  const int kDigit = (bits + passes - 1) / passes;
+  const size_t kBuckets = size_t(1) << kDigit;
+  std::vector<uint32_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t key = keys[i];
+    for (int p = 0; p < passes; ++p) ++hist[p * kBuckets + ((key >> (p * kDigit)) & (kBuckets - 1))];
+  }
+  std::vector<uint64_t> keys2(n);
+  std::vector<int32_t> rows2(kWithRows ? n : 0);
+  for (int p = 0; p < passes; ++p) {
+    uint32_t* h = hist.data() + p * kBuckets;
+    const int shift = p * kDigit;
+    if (h[(keys[0] >> shift) & (kBuckets - 1)] == n) continue;  // all keys share this digit
+    uint32_t sum = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      const uint32_t c = h[b];
+      h[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t pos = h[(keys[i] >> shift) & (kBuckets - 1)]++;
+      keys2[pos] = keys[i];
+      if (kWithRows) rows2[pos] = rows[i];
+    }
+    keys.swap(keys2);
+    if (kWithRows) rows.swap(rows2);
+  }
+}
+void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits) {
+  radix_sort_impl<true>(keys, rows, bits);
+}
+void radix_sort_keys(std::vector<uint64_t>& keys, int bits) {
+  std::vector<int32_t> none;
+  radix_sort_impl<false>(keys, none, bits);
+}
+
+int key_bits(const std::vector<uint64_t>& keys) {
+  uint64_t mx = 0;
+  for (uint64_t k : keys) mx = std::max(mx, k);
+  return mx == 0 ? 0 : 64 - __builtin_clzll(mx);
+}
+
+// Sorted keys with a repeated key mean a duplicate site: let the site map report it (it names the
+// first two rows in input order, the same message as the hash path).
+void reject_duplicates(const std::vector<uint64_t>& sorted_keys, const Sites& in, const Shape3& shape,
+                       const IndexSource& src) {
+  for (size_t i = 1; i < sorted_keys.size(); ++i)
+    if (sorted_keys[i] == sorted_keys[i - 1]) {
+      build_site_map(in, shape, src);  // throws
+      fail(src.where, ": ", src.input_text, " has a duplicate site");  // not reached
+    }
+}
+
+// Compact a per-output-row neighbour table (-1 = none) into a pair list sorted by output row, and
+// reset the table. `count` = number of entries >= 0. AVX-512: 16 rows per step with an in-register
+// compress (the memory-destination form is slow on AMD); otherwise branchless scalar.
+void compact_neighbours(int32_t* nb, int64_t m, int64_t count, std::vector<int32_t>& in_rows,
+                        std::vector<int32_t>& out_rows) {
+  constexpr int64_t kSlack = 16;  // full-width stores may run past the last kept entry
+  in_rows.resize(static_cast<size_t>(count + kSlack));
+  out_rows.resize(static_cast<size_t>(count + kSlack));
+  int32_t* ir = in_rows.data();
+  int32_t* orow = out_rows.data();
+  int64_t w = 0, p = 0;
+#ifdef __AVX512F__
+  const __m512i none = _mm512_set1_epi32(-1), zero = _mm512_setzero_si512(), step = _mm512_set1_epi32(16);
+  __m512i rows = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (; p + 16 <= m; p += 16) {
+    const __m512i q = _mm512_loadu_si512(nb + p);
+    const __mmask16 keep = _mm512_cmpge_epi32_mask(q, zero);
+    _mm512_storeu_si512(ir + w, _mm512_maskz_compress_epi32(keep, q));
+    _mm512_storeu_si512(orow + w, _mm512_maskz_compress_epi32(keep, rows));
+    w += __builtin_popcount(keep);
+    _mm512_storeu_si512(nb + p, none);
+    rows = _mm512_add_epi32(rows, step);
+  }
+#endif
+  for (; p < m; ++p) {
+    const int32_t q = nb[p];
+    ir[w] = q;
+    orow[w] = static_cast<int32_t>(p);
+    w += q >= 0;
+    nb[p] = -1;
+  }
+  in_rows.resize(static_cast<size_t>(count));
+  out_rows.resize(static_cast<size_t>(count));
+}
+
+// Two-pointer walk for one group of subm taps (consecutive keys delta, delta + 1, ...): i over
+// the sorted sites p, j to the first key >= key(p) + delta; delta < 0 keeps j <= i. Branchless:
+// every step writes a candidate, a hit bumps the count. The walk is latency bound (load, compare,
+// advance), so the sites are split in two halves walked in the same loop: two independent chains.
+// Hits of tap x for half h go to out + x * n + half_begin[h] as (index of q) << 32 | (index of p),
+// hits[h * kTaps + x] of them (one store per tap and step: the walk is store bound).
+template <int kTaps>
+void merge_walk(const int64_t* skeys, int64_t n, int64_t delta, uint64_t* out, int64_t half_begin[2], int64_t* hits) {
+  struct Walk {
+    int64_t i, end, j, base;
+    int64_t h[kTaps];
+  };
+  auto step = [&](Walk& w) {
+    const int64_t target = skeys[w.i] + delta, key = skeys[w.j];
+    const bool at = key >= target;
+    int64_t pos = w.j;
+    for (int x = 0; x < kTaps; ++x) {
+      const bool hit = at && skeys[pos] == target + x;
+      out[x * n + w.base + w.h[x]] = static_cast<uint64_t>(pos) << 32 | static_cast<uint64_t>(w.i);
+      w.h[x] += hit;
+      pos += hit;
+    }
+    w.j += !at;
+    w.i += at;
+  };
+  const int64_t mid = n / 2;
+  Walk a{0, mid, 0, 0, {}}, b{mid, n, 0, mid, {}};
+  if (mid < n) b.j = std::lower_bound(skeys, skeys + n, skeys[mid] + delta) - skeys;
+  while (a.i < a.end && b.i < b.end) {
+    step(a);
+    step(b);
+  }
+  while (a.i < a.end) step(a);
+  while (b.i < b.end) step(b);
+  half_begin[0] = 0;
+  half_begin[1] = mid;
+  for (int x = 0; x < kTaps; ++x) {
+    hits[x] = a.h[x];
+    hits[kTaps + x] = b.h[x];
+  }
+}
+
+// Groups of up to kMaxTaps innermost taps share one walk; wider kernels (k2 > 2*kMaxTaps+1) split.
+constexpr int64_t kMaxTaps = 4;
+
+// Submanifold pairing by merge-join. Keys are taken in a padded grid (each axis widened by the
+// kernel half-width h = (k-1)/2 * dil on both sides), so `key + delta(o)` is exactly the key of
+// the shifted site, never a wrap-around into the next row, plane or batch. Sites sorted once by
+// key; for an offset with delta < 0 one two-pointer walk over the sorted keys finds every pair
+// (p, q = p + delta), and the same pairs read backwards are the mirror offset's (q' = q - delta).
+// Returns false when the padded key space does not fit 62 bits (caller uses the hash path).
+bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
+  const SparseConvAttrs& attrs = rb.attrs;
+  const Sites& in = rb.in_sites;
+  const int64_t n = in.count;
+  const Shape3 k = attrs.kernel, dil = attrs.dilation, is = attrs.in_shape;
+  const int64_t volume = attrs.kernel_volume(), centre = volume / 2;
+  Shape3 half, padded;
+  for (int d = 0; d < 3; ++d) {
+    half[d] = (k[d] - 1) / 2 * dil[d];
+    padded[d] = is[d] + 2 * half[d];
+  }
+  int64_t batches = 0;
+  for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+  const unsigned __int128 space =
+      static_cast<unsigned __int128>(batches) * padded[0] * padded[1] * static_cast<unsigned __int128>(padded[2]);
+  if (space >= (static_cast<unsigned __int128>(1) << 62)) return false;
+
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    const int32_t* s = in.row(r);
+    keys[r] = static_cast<uint64_t>(((s[0] * padded[0] + s[1] + half[0]) * padded[1] + s[2] + half[1]) * padded[2] +
+                                    s[3] + half[2]);
+    rows[r] = static_cast<int32_t>(r);
+  }
+  radix_sort_by_key(keys, rows, key_bits(keys));
+  reject_duplicates(keys, in, is, src);
+
+  PairLists& pl = rb.pairs;
+  pl.num_out = n;
+  pl.identity_offset = centre;
+  pl.in_rows[centre].resize(n);
+  pl.out_rows[centre].resize(n);
+  for (int64_t p = 0; p < n; ++p) pl.in_rows[centre][p] = pl.out_rows[centre][p] = static_cast<int32_t>(p);
+  if (n == 0) return true;
+
+  // Offsets before the centre (a smaller key shift, by the lexicographic order of the taps) are
+  // searched; each finds its mirror's pairs too. They are searched in groups: with dilation 1 on
+  // the innermost axis, the taps a2 of one (a0, a1) shift to consecutive keys, so one walk serves
+  // the whole group (the keys are unique integers: the hit for tap x + 1 is at the position after
+  // the hit for tap x, or at the same position when tap x had none).
+  struct Group {
+    int64_t first_offset, taps;
+  };
+  std::vector<Group> groups;
+  for (int64_t o = 0; o < centre;) {
+    const int64_t a2 = o % k[2];
+    int64_t taps = 1;
+    if (dil[2] == 1)
+      while (taps < kMaxTaps && taps < k[2] - a2 && o + taps < centre) ++taps;
+    groups.push_back({o, taps});
+    o += taps;
+  }
+  keys.resize(static_cast<size_t>(n + k[2]), std::numeric_limits<int64_t>::max());  // sentinels for the group probes
+  const int64_t* skeys = reinterpret_cast<const int64_t*>(keys.data());
+  const int32_t* srow = rows.data();
+  const int64_t num_groups = static_cast<int64_t>(groups.size());
+#pragma omp parallel if (n * centre > 20000)
+  {
+    std::vector<uint64_t> hit(static_cast<size_t>(n * kMaxTaps));
+    std::vector<int32_t> nb_fwd(static_cast<size_t>(n), -1), nb_mirror(static_cast<size_t>(n), -1);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t g = 0; g < num_groups; ++g) {
+      const int64_t o0 = groups[g].first_offset, taps = groups[g].taps;
+      const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
+      const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
+                            (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
+      int64_t half_begin[2] = {0, 0}, hits[2 * kMaxTaps] = {};
+      switch (taps) {  // constant tap counts keep the hit counters in registers
+        case 1: merge_walk<1>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        case 2: merge_walk<2>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        case 3: merge_walk<3>(skeys, n, delta, hit.data(), half_begin, hits); break;
+        default: merge_walk<4>(skeys, n, delta, hit.data(), half_begin, hits); break;
+      }
+      for (int64_t x = 0; x < taps; ++x) {
+        const int64_t o = o0 + x;
+        int64_t count = 0;
+        for (int half_index = 0; half_index < 2; ++half_index) {
+          const int64_t c = hits[half_index * taps + x];
+          const uint64_t* hx = hit.data() + x * n + half_begin[half_index];
+          for (int64_t h = 0; h < c; ++h) {
+            const int32_t p = srow[static_cast<uint32_t>(hx[h])], q = srow[hx[h] >> 32];
+            nb_fwd[p] = q;     // offset o: output p reads input q
+            nb_mirror[q] = p;  // mirror offset: output q reads input p
+          }
+          count += c;
+        }
+        compact_neighbours(nb_fwd.data(), n, count, pl.in_rows[o], pl.out_rows[o]);
+        compact_neighbours(nb_mirror.data(), n, count, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
+      }
+    }
+  }
+  return true;
+}
+
+// Input-coordinate tables for regular / transposed convolutions: fwd[d][c * k + a] is the output
+// coordinate input coordinate c reaches through tap a, or -1.
+void forward_tap_tables(const SparseConvAttrs& attrs, std::vector<int32_t> fwd[3]) {
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
+               &pad = attrs.padding, &dil = attrs.dilation;
+  const bool transposed = attrs.kind == ConvKind::kTransposed;
+  for (int d = 0; d < 3; ++d) {
+    fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
+    for (int64_t c = 0; c < is[d]; ++c)
+      for (int64_t a = 0; a < k[d]; ++a) {
+        int64_t p = -1;
+        if (transposed) {
+          p = c * st[d] - pad[d] + a * dil[d];
+        } else {
+          const int64_t num = c + pad[d] - a * dil[d];
+          if (num >= 0 && num % st[d] == 0) p = num / st[d];
+        }
+        if (p >= 0 && p < os[d]) fwd[d][c * k[d] + a] = static_cast<int32_t>(p);
+      }
+  }
+}
+
+// Regular / transposed pairing by merge-join. Inputs sorted by key once; for a fixed tap the map
+// input -> output is strictly increasing on the inputs it applies to (per axis p = (q + pad -
+// a*dil) / stride on one residue class of q, or p = q*stride - pad + a*dil), so walking the sorted
+// inputs yields that offset's output keys in increasing order, and a second pointer over the
+// sorted unique output keys gives the output rows: lists come out sorted by output row with no
+// sort and no hashing. For a regular convolution only inputs with q = a*dil - pad (mod stride) on
+// every axis can reach an output through tap a, so the inputs are bucketed by residue class
+// (stably, keeping key order) and each offset walks only its class.
+void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
+  const SparseConvAttrs& attrs = rb.attrs;
+  const Sites& in = rb.in_sites;
+  const int64_t n = in.count;
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
+               &pad = attrs.padding, &dil = attrs.dilation;
+  const int64_t volume = attrs.kernel_volume();
+  PairLists& pl = rb.pairs;
+
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    keys[r] = site_key(in.row(r), is);
+    rows[r] = static_cast<int32_t>(r);
+  }
+  radix_sort_by_key(keys, rows, key_bits(keys));
+  reject_duplicates(keys, in, is, src);
+  const int64_t batches = n == 0 ? 0 : in.row(rows[n - 1])[0] + 1;
+
+  // Residue classes (regular only, when few): class of q = (q0 % s0, q1 % s1, q2 % s2).
+  const bool by_class = attrs.kind == ConvKind::kRegular && st[0] * st[1] * st[2] <= 64;
+  const int64_t classes = by_class ? st[0] * st[1] * st[2] : 1;
+  std::vector<int32_t> res[3];  // res[d][c] = c % stride[d], no divisions per site
+  for (int d = 0; d < 3; ++d) {
+    res[d].resize(static_cast<size_t>(is[d]));
+    for (int64_t c = 0; c < is[d]; ++c) res[d][c] = static_cast<int32_t>(c % st[d]);
+  }
+  auto class_of = [&](const int32_t* s) -> int64_t {
+    return by_class ? (int64_t(res[0][s[1]]) * st[1] + res[1][s[2]]) * st[2] + res[2][s[3]] : 0;
+  };
+  std::vector<int64_t> class_start(static_cast<size_t>(classes + 1), 0);
+  for (int64_t i = 0; i < n; ++i) ++class_start[class_of(in.row(i)) + 1];
+  for (int64_t c = 0; c < classes; ++c) class_start[c + 1] += class_start[c];
+  std::vector<int32_t> site(static_cast<size_t>(n) * 4), site_row(static_cast<size_t>(n));  // in class order
+  {
+    std::vector<int64_t> fill(class_start.begin(), class_start.end() - 1);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t* s = in.row(rows[i]);
+      const int64_t pos = fill[class_of(s)]++;
+      std::memcpy(site.data() + 4 * pos, s, sizeof(int32_t) * 4);
+      site_row[pos] = rows[i];
+    }
+  }
+
+  std::vector<int32_t> fwd[3];
+  forward_tap_tables(attrs, fwd);
+  // Pass 1, per offset: the output keys its inputs reach, increasing, with the input rows.
+  std::vector<std::vector<uint64_t>> reach(static_cast<size_t>(volume));
+  auto residue = [](int64_t v, int64_t mod) { return ((v % mod) + mod) % mod; };
+#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
+  for (int64_t o = 0; o < volume; ++o) {
+    const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+    int64_t cls = 0;
+    if (by_class)
+      cls = (residue(a[0] * dil[0] - pad[0], st[0]) * st[1] + residue(a[1] * dil[1] - pad[1], st[1])) * st[2] +
+            residue(a[2] * dil[2] - pad[2], st[2]);
+    const int32_t* f0 = fwd[0].data() + a[0];
+    const int32_t* f1 = fwd[1].data() + a[1];
+    const int32_t* f2 = fwd[2].data() + a[2];
+    auto& keys_o = reach[o];
+    auto& rows_o = pl.in_rows[o];
+    const int64_t lo = class_start[cls], hi = class_start[cls + 1];
+    keys_o.resize(static_cast<size_t>(hi - lo));
+    rows_o.resize(static_cast<size_t>(hi - lo));
+    int64_t cnt = 0;
+    for (int64_t i = lo; i < hi; ++i) {
+      const int32_t* s = site.data() + 4 * i;
+      const int32_t p0 = f0[s[1] * k[0]], p1 = f1[s[2] * k[1]], p2 = f2[s[3] * k[2]];
+      // Branchless: write always, keep when the tap lands inside the output on every axis.
+      keys_o[cnt] = site_key(s[0], p0, p1, p2, os);
+      rows_o[cnt] = site_row[i];
+      cnt += (p0 | p1 | p2) >= 0;
+    }
+    keys_o.resize(static_cast<size_t>(cnt));
+    rows_o.resize(static_cast<size_t>(cnt));
+  }
+  // Output sites: the sorted union of the reached keys (radix sort + unique; linear in the pairs).
+  std::vector<uint64_t> out_keys;
+  {
+    size_t total = 0;
+    for (const auto& r : reach) total += r.size();
+    out_keys.reserve(total);
+    for (const auto& r : reach) out_keys.insert(out_keys.end(), r.begin(), r.end());
+    const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+    radix_sort_keys(out_keys, key_space <= 1 ? 0 : 64 - __builtin_clzll(key_space - 1));
+    out_keys.erase(std::unique(out_keys.begin(), out_keys.end()), out_keys.end());
+  }
+  const int64_t m = static_cast<int64_t>(out_keys.size());
+  if (m > std::numeric_limits<int32_t>::max() / 2)
+    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+  rb.out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+  for (int64_t i = 0; i < m; ++i) key_to_site(out_keys[i], os, rb.out_sites.data() + 4 * i);
+  pl.num_out = m;
+
+  // Pass 2, per offset: merge-join its increasing keys with the sorted outputs -> output rows.
+#pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
+  for (int64_t o = 0; o < volume; ++o) {
+    const auto& keys_o = reach[o];
+    auto& orow = pl.out_rows[o];
+    orow.resize(keys_o.size());
+    const uint64_t* ok = out_keys.data();
+    int64_t j = 0;
+    for (size_t i = 0; i < keys_o.size(); ++i) {
+      while (ok[j] < keys_o[i]) ++j;  // every reached key is an output, so j stays in range
+      orow[i] = static_cast<int32_t>(j);
+    }
+    std::vector<uint64_t>().swap(reach[o]);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src,
+                                         RulebookMethod method) {
   auto rb = std::make_shared<Rulebook>();
   rb->attrs = attrs;
   rb->attrs.forward = nullptr;
@@ -176,6 +566,11 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
   PairLists& pl = rb->pairs;
   pl.in_rows.assign(volume, {});
   pl.out_rows.assign(volume, {});
+  if (method != RulebookMethod::kHash && attrs.kind == ConvKind::kSubm && build_subm_sorted(*rb, src)) return rb;
+  if (method != RulebookMethod::kHash && attrs.kind != ConvKind::kSubm) {
+    build_strided_sorted(*rb, src);
+    return rb;
+  }
   const Shape3& is = attrs.in_shape;
   const Shape3& os = attrs.out_shape;
   const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;

@@ -83,9 +83,17 @@ struct Rulebook {
   const int32_t* out_site_rows() const { return attrs.kind == ConvKind::kSubm ? in_sites.rows.data() : out_sites.data(); }
 };
 
-/// Build the pairing for a subm, regular or transposed convolution from validated sites (the
-/// site map is built here; a duplicate site is an error).
-std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src);
+/// How build_rulebook finds the pairs. kSorted: radix-sort the sites by linear key once, then one
+/// merge-join (two-pointer walk) per offset — sequential memory access, no hashing. kHash: site
+/// hash map + one probe per (output, offset). Both give identical PairLists; kAuto picks kSorted
+/// unless the padded key space does not fit 62 bits (then kHash). kHash stays as the fallback and
+/// as a test oracle for kSorted.
+enum class RulebookMethod { kAuto, kSorted, kHash };
+
+/// Build the pairing for a subm, regular or transposed convolution from validated sites (a
+/// duplicate site is an error naming both rows).
+std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_sites, const IndexSource& src,
+                                         RulebookMethod method = RulebookMethod::kAuto);
 
 /// The pairs of a convolution read backwards (for its inverse): gather from its outputs, scatter
 /// to its `num_in` inputs, sorted by the new destination.
