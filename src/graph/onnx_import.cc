@@ -6,6 +6,8 @@
 #include <mutex>
 #include <queue>
 
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -66,6 +68,33 @@ std::string unsafe_for_onnx_inference(const onnx::GraphProto& g) {
       }
       if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
         return "node '" + n.name() + "' has a subgraph";
+    }
+  }
+  return "";
+}
+
+// Every node checked against its ONNX schema (attribute names and types, input and output
+// counts); "" when all pass. Graph-level rules (declared output types, ...) are not required.
+std::string nodes_failing_onnx_checker(const onnx::ModelProto& proto) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(proto.ir_version()));
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : proto.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
+  ctx.set_opset_imports(opsets);
+  onnx::checker::LexicalScopeContext scope;
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& n : proto.graph().node()) {
+    // Opsets newer than this ONNX library knows (18+ with Debian's 1.12) would be checked
+    // against older schemas and rejected wrongly; such nodes rely on the checks above.
+    std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    auto range = known.find(domain);
+    auto imported = opsets.find(domain);
+    if (range != known.end() && imported != opsets.end() && imported->second > range->second.second) continue;
+    try {
+      onnx::checker::check_node(n, ctx, scope);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      return "node '" + n.name() + "' fails the ONNX checker: " + what.substr(0, what.find('\n'));
     }
   }
   return "";
@@ -260,7 +289,10 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
 
   // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not
   // fatal (our own kernels check shapes at run time), but a message is kept for `inspect`.
+  // ONNX's inference functions assume a model that passes ONNX's checker (fuzzing found
+  // crashes inside them on malformed attributes), so they only run on checked models.
   std::string unsafe = unsafe_for_onnx_inference(proto.graph());
+  if (unsafe.empty()) unsafe = nodes_failing_onnx_checker(proto);
   if (!unsafe.empty()) {
     impl->import_notes.push_back("ONNX shape inference skipped: " + unsafe);
   } else {
