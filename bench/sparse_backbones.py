@@ -451,6 +451,23 @@ BACKBONE_HEADER = ("| backbone | voxels | threads | pointrt voxelize ms | pointr
                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
+def scaling_table(rows: List[Dict]) -> str:
+    """Time per 1000 voxels at each size, and largest/smallest time over largest/smallest voxel count
+    (1.00 = exactly linear)."""
+    lines = ["| backbone | threads | engine | ms per 1k voxels (by voxel count) | growth vs linear |", "|---|---|---|---|---|"]
+    keys = sorted({(r["backbone"], r["threads"]) for r in rows})
+    for name, threads in keys:
+        sel = sorted((r for r in rows if r["backbone"] == name and r["threads"] == threads), key=lambda r: r["voxels"])
+        for engine in ("pointrt", "torch", "spconv"):
+            pts = [(r["voxels"], r[engine]["median_ms"]) for r in sel if "median_ms" in r[engine]]
+            if len(pts) < 2:
+                continue
+            per = ", ".join(f"{v // 1000}k: {ms / v * 1000:.2f}" for v, ms in pts)
+            growth = (pts[-1][1] / pts[0][1]) / (pts[-1][0] / pts[0][0])
+            lines.append(f"| {name} | {threads} | {engine} | {per} | {growth:.2f} |")
+    return "\n".join(lines)
+
+
 def bench_detectors(args, tmpd: Path, log) -> List[Dict]:
     results = []
     for name in args.detector_names:
@@ -557,6 +574,8 @@ def main() -> None:
     if out.get("backbones"):
         print("\n" + BACKBONE_HEADER)
         print("\n".join(backbone_row(r) for r in out["backbones"]))
+    if out.get("backbones"):
+        print("\n" + scaling_table(out["backbones"]))
     if out.get("detectors"):
         print("\n" + DETECTOR_HEADER)
         print("\n".join(detector_row(r) for r in out["detectors"]))
