@@ -574,7 +574,7 @@ def main() -> None:
     if out.get("backbones"):
         print("\n" + BACKBONE_HEADER)
         print("\n".join(backbone_row(r) for r in out["backbones"]))
-    if out.get("backbones"):
+    if out.get("backbones") and len(args.voxels) > 1:
         print("\n" + scaling_table(out["backbones"]))
     if out.get("detectors"):
         print("\n" + DETECTOR_HEADER)
