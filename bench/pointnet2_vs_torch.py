@@ -51,15 +51,30 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _early_args():
+    """Environment that must be set before torch / libgomp / libblas are loaded."""
+    def opt(name, default):
+        for i, a in enumerate(sys.argv):
+            if a == name and i + 1 < len(sys.argv):
+                return sys.argv[i + 1]
+            if a.startswith(name + "="):
+                return a.split("=", 1)[1]
+        return default
+
     # libgomp reads OMP_WAIT_POLICY once, when it is loaded (by torch or by pointrt).
-    policy = "passive"
-    for i, a in enumerate(sys.argv):
-        if a == "--omp-wait-policy" and i + 1 < len(sys.argv):
-            policy = sys.argv[i + 1]
-        elif a.startswith("--omp-wait-policy="):
-            policy = a.split("=", 1)[1]
+    policy = opt("--omp-wait-policy", "passive")
     if policy != "default":
         os.environ["OMP_WAIT_POLICY"] = policy
+    # --blas-dir: another libblas.so.3 (OpenBLAS) for PyTorch; the dynamic loader only reads
+    # LD_LIBRARY_PATH at start-up, so re-execute once with it set. pointrt does not use BLAS.
+    blas = opt("--blas-dir", "")
+    if blas:
+        blas = os.path.abspath(blas)
+        if not os.path.exists(os.path.join(blas, "libblas.so.3")):
+            sys.exit(f"--blas-dir {blas}: no libblas.so.3 there")
+        if os.environ.get("_PN2_BENCH_BLAS") != blas:
+            env = dict(os.environ, _PN2_BENCH_BLAS=blas, OPENBLAS_NUM_THREADS="1",
+                       LD_LIBRARY_PATH=blas + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+            os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
 _early_args()
@@ -592,6 +607,13 @@ def section_models(runner, args, results):
     print("\n### Whole models (median latency)\n\n" + table + "\n", flush=True)
 
 
+def _blas_in_use():
+    torch.ones(2, 2) @ torch.ones(2, 2)
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "libblas" in line or "openblas" in line}
+    return ", ".join(sorted(libs)) or "none loaded"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -618,6 +640,10 @@ def main():
     ap.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active", "default"],
                     help="OMP_WAIT_POLICY for libgomp (torch and pointrt share it); 'default' "
                          "leaves the environment alone")
+    ap.add_argument("--blas-dir", default="",
+                    help="folder with another libblas.so.3 for PyTorch (e.g. OpenBLAS, see "
+                         "docs/benchmarks-pointnet2.md); run with OPENBLAS_NUM_THREADS=1 "
+                         "(PyTorch 1.13 only uses BLAS for convolutions at one thread)")
     ap.add_argument("--cache-dir", default=os.path.join(_ROOT, "build", "bench-pointnet2"),
                     help="where the .onnx files are written and kept (default build/bench-pointnet2); "
                          "a model file newer than models/, python/pointrt/ and this script is "
@@ -644,7 +670,8 @@ def main():
               f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
               f"load average at start {' '.join(load)}, OMP_WAIT_POLICY="
               f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}, threads {args.threads}, "
-              f"rounds {args.rounds}{', --quick' if q else ''}")
+              f"rounds {args.rounds}{', --quick' if q else ''}, BLAS for PyTorch: "
+              f"{_blas_in_use()}")
     print(f"{header}\nstarted {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n", flush=True)
     results = dict(header=header, load_start=load, ops=[], scaling=[], models=[])
     t_start = time.perf_counter()
