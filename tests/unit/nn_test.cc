@@ -682,6 +682,14 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
     ModelBuilder::int1(rm, "keepdims", 0);
     mb.output("Y");
     if (conv_output_too) mb.output("b");
+    // Shapes as an exporter declares them: opset 18 is newer than the ONNX library's shape
+    // inference, so the pass must work from declared value_info alone.
+    for (auto [name, channels] : {std::pair<const char*, int64_t>{"a", 64}, {"r", 64}, {"b", 128}}) {
+      auto* vi = mb.graph->add_value_info();
+      vi->set_name(name);
+      vi->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+      for (int64_t d : {int64_t(2), channels, int64_t(5001)}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    }
     Model m = mb.build();
     Graph g = m.impl()->graph;
     ASSERT_TRUE(fuse_conv_batchnorm_relu(g));
