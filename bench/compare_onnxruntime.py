@@ -29,7 +29,7 @@ Models:
              then max over points (ReduceMax)
 
 Run (from the repository root, after building):
-  /work/main/.venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt
+  .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt
 """
 import argparse
 import json

@@ -6,7 +6,7 @@ ScatterDense nodes that no ONNX checker accepts, float16 weights, Reshape/Transp
 attribute) so that pointrt's scn.onnx import (src/graph/scn_import.cc) can be tried without the
 original PyTorch model:
 
-    /work/main/.venv/bin/python scripts/make_scn_onnx.py /tmp/scn.onnx
+    .venv/bin/python scripts/make_scn_onnx.py /tmp/scn.onnx
     build/pointrt inspect /tmp/scn.onnx        # shows "note: rewritten from NVIDIA scn.onnx: ..."
 
 Network (spatial shape z, y, x = [9, 32, 32], 4 input channels, 16 features):
