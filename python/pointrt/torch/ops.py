@@ -147,6 +147,19 @@ class FurthestPointSample(Function):
         npoint = int(npoint)
         if npoint < 1:
             raise _err(op, f"attribute 'npoint' must be >= 1, got {npoint}")
+        # The npoint-long loop runs outside torch's tracer: during export only the node's
+        # symbolic matters, and tracing thousands of small ops made PVN3D's export take minutes.
+        tracing_state = torch._C._get_tracing_state()
+        torch._C._set_tracing_state(None)
+        try:
+            out = FurthestPointSample._sample(xyz, npoint, ignore_origin)
+        finally:
+            torch._C._set_tracing_state(tracing_state)
+        ctx.mark_non_differentiable(out)
+        return out
+
+    @staticmethod
+    def _sample(xyz: torch.Tensor, npoint: int, ignore_origin: int) -> torch.Tensor:
         B, N, _ = xyz.shape
         x, y, z = xyz[..., 0], xyz[..., 1], xyz[..., 2]
         dist = torch.full((B, N), _FPS_INIT_DIST, dtype=xyz.dtype, device=xyz.device)
@@ -170,9 +183,7 @@ class FurthestPointSample(Function):
             # candidate every score is -1 and the index is 0.
             last = score.argmax(dim=1, keepdim=True)
             idx[:, j:j + 1] = last
-        out = idx.to(torch.int32)
-        ctx.mark_non_differentiable(out)
-        return out
+        return idx.to(torch.int32)
 
     @staticmethod
     def backward(ctx, grad_out):
