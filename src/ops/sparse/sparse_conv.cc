@@ -587,21 +587,7 @@ std::shared_ptr<Rulebook> build_rulebook(const SparseConvAttrs& attrs, Sites in_
     for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
     // fwd[d][c * k + a]: the output coordinate input coordinate c reaches through kernel tap a, or -1.
     std::vector<int32_t> fwd[3];
-    const bool transposed = attrs.kind == ConvKind::kTransposed;
-    for (int d = 0; d < 3; ++d) {
-      fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
-      for (int64_t c = 0; c < is[d]; ++c)
-        for (int64_t a = 0; a < k[d]; ++a) {
-          int64_t p = -1;
-          if (transposed) {
-            p = c * st[d] - pad[d] + a * dil[d];
-          } else {
-            const int64_t num = c + pad[d] - a * dil[d];
-            if (num >= 0 && num % st[d] == 0) p = num / st[d];
-          }
-          if (p >= 0 && p < os[d]) fwd[d][c * k[d] + a] = static_cast<int32_t>(p);
-        }
-    }
+    forward_tap_tables(attrs, fwd);
     auto for_each_candidate = [&](int64_t q, auto&& emit) {
       const int32_t* s = in.row(q);
       const int32_t* f0 = fwd[0].data() + s[1] * k[0];
