@@ -25,6 +25,10 @@ namespace pointrt::nn {
 
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 AutoPad parse_auto_pad(const Attributes& attrs, const std::string& where);
+/// Shared by Conv and the pools: kernel_shape, strides, dilations >= 1; pads >= 0 when checked.
+void check_window_attrs(const std::vector<int64_t>& kernel_shape, const std::vector<int64_t>& strides,
+                        const std::vector<int64_t>& dilations, const std::vector<int64_t>* pads,
+                        const std::string& where);
 
 struct ConvAttrs {
   bool transpose = false;

@@ -52,16 +52,22 @@ ConvAttrs parse_conv_attrs(const Attributes& attrs, bool transpose, const std::s
     a.output_padding = attrs.get_ints("output_padding", {});
     a.output_shape = attrs.get_ints("output_shape", {});
   }
-  for (int64_t s : a.strides)
-    if (s < 1) fail(where, ": attribute strides must be >= 1, got ", s);
-  for (int64_t d : a.dilations)
-    if (d < 1) fail(where, ": attribute dilations must be >= 1, got ", d);
-  for (int64_t k : a.kernel_shape)
-    if (k < 1) fail(where, ": attribute kernel_shape must be >= 1, got ", k);
-  if (!transpose)
-    for (int64_t p : a.pads)
-      if (p < 0) fail(where, ": attribute pads must be >= 0, got ", p);
+  check_window_attrs(a.kernel_shape, a.strides, a.dilations, transpose ? nullptr : &a.pads, where);
   return a;
+}
+
+void check_window_attrs(const std::vector<int64_t>& kernel_shape, const std::vector<int64_t>& strides,
+                        const std::vector<int64_t>& dilations, const std::vector<int64_t>* pads,
+                        const std::string& where) {
+  for (int64_t s : strides)
+    if (s < 1) fail(where, ": attribute strides must be >= 1, got ", s);
+  for (int64_t d : dilations)
+    if (d < 1) fail(where, ": attribute dilations must be >= 1, got ", d);
+  for (int64_t k : kernel_shape)
+    if (k < 1) fail(where, ": attribute kernel_shape must be >= 1, got ", k);
+  if (pads)
+    for (int64_t p : *pads)
+      if (p < 0) fail(where, ": attribute pads must be >= 0, got ", p);
 }
 
 Shape ConvGeometry::output_shape() const {

@@ -21,14 +21,7 @@ PoolAttrs parse_pool_attrs(const Attributes& attrs, PoolKind kind, bool global, 
   a.strides = attrs.get_ints("strides", {});
   a.dilations = attrs.get_ints("dilations", {});
   a.pads = attrs.get_ints("pads", {});
-  for (int64_t k : a.kernel_shape)
-    if (k < 1) fail(where, ": attribute kernel_shape must be >= 1, got ", k);
-  for (int64_t s : a.strides)
-    if (s < 1) fail(where, ": attribute strides must be >= 1, got ", s);
-  for (int64_t d : a.dilations)
-    if (d < 1) fail(where, ": attribute dilations must be >= 1, got ", d);
-  for (int64_t p : a.pads)
-    if (p < 0) fail(where, ": attribute pads must be >= 0, got ", p);
+  check_window_attrs(a.kernel_shape, a.strides, a.dilations, &a.pads, where);
   return a;
 }
 
