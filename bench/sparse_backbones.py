@@ -179,15 +179,76 @@ def SpconvBasicBlock(block: "sd.SparseBasicBlock", spconv_pytorch) -> nn.Module:
     return _Block()
 
 
+
+# --------------------------------------------------------------------------- work and the compute bound
+def count_conv_flops(det: sd.SparseDetector, feats: torch.Tensor, coords: torch.Tensor) -> int:
+    """Floating-point operations of the backbone's convolutions: 2 * pairs * Cin * Cout summed over
+    layers, the work every gather-GEMM-scatter engine must do. The rulebooks are built for real; the
+    products are skipped (zeros are returned), since the sites never depend on the features."""
+    total = [0]
+    original = sp._apply_pairs
+
+    def counting(features, weight, pairs, n_out, reverse):
+        total[0] += 2 * sum(int(src.numel()) for src, _ in pairs) * features.shape[1] * weight.shape[0]
+        return features.new_zeros((n_out, weight.shape[0]))
+
+    sp._apply_pairs = counting
+    try:
+        with torch.no_grad():
+            det.backbone(sp.SparseConvTensor(feats, coords, det.sparse_shape, 1))
+    finally:
+        sp._apply_pairs = original
+    return total[0]
+
+
+GEMM_SHAPES = [(16384, 64, 64), (16384, 128, 128)]  # (rows, Cin, Cout): the backbones' channel widths
+
+
+def gemm_model(tmpd: Path, k: int, n: int) -> Path:
+    """A one-MatMul ONNX file [M, k] x [k, n] (weights as an initializer, like a packed conv weight)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((k, n)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["a", "w"], ["y"])], "gemm",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["M", k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", n])], [w])
+    path = tmpd / f"gemm_{k}x{n}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+def gemm_peak(tmpd: Path, threads: int, repeats: int) -> Dict[str, float]:
+    """GFLOP/s of a plain dense GEMM at the backbones' channel widths, for pointrt (oneDNN, through
+    `pointrt bench` on a MatMul model) and for PyTorch's torch.mm with the BLAS its processes use:
+    the rate a convolution engine could reach at best on this machine. Best of the shapes."""
+    best = {"pointrt": 0.0, "torch": 0.0}
+    for m, k, n in GEMM_SHAPES:
+        a = tmpd / f"gemm_a_{k}.npy"
+        np.save(a, np.random.default_rng(1).standard_normal((m, k)).astype(np.float32))
+        r = run_pointrt(gemm_model(tmpd, k, n), [f"a={a}"], threads, max(repeats, 10))
+        if "median_ms" in r:
+            best["pointrt"] = max(best["pointrt"], 2 * m * k * n / r["median_ms"] / 1e6)
+        t = run_child("gemm", a, a, threads, max(repeats, 10))
+        if "median_ms" in t:
+            best["torch"] = max(best["torch"], 2 * m * k * n / t["median_ms"] / 1e6)
+    return best
+
+
 # --------------------------------------------------------------------------- child processes
 def child_main(args) -> None:
     """In a fresh process: run one engine on saved inputs, write its outputs, print timings as JSON."""
     torch.set_num_threads(args.threads)
-    det = torch.load(args.model)
-    data = np.load(args.data)
+    det = None if args.child == "gemm" else torch.load(args.model)
+    data = None if args.child == "gemm" else np.load(args.data)
     times: List[float] = []
     extra: Dict[str, float] = {}
-    if args.child == "voxelize":
+    if args.child == "gemm":  # --data is the [M, k] matrix; square weights
+        a = torch.from_numpy(np.load(args.data))
+        w = torch.randn(a.shape[1], a.shape[1])
+
+        def run():
+            return torch.mm(a, w)
+    elif args.child == "voxelize":
         points = torch.from_numpy(data["points"])
 
         def run():
@@ -380,6 +441,7 @@ def bench_backbones(args, tmpd: Path, log) -> List[Dict]:
                              ["features", "indices"], ["out_features", "out_indices"])
             vx_onnx = export(VoxelizeOnly(det).eval(), (torch.from_numpy(scan),), tmpd / f"{name}_{count}_vox.onnx",
                              ["points"], ["voxel_features", "coords", "num_points"])
+            gflop = count_conv_flops(det, feats, coords) / 1e9
             np.save(tmpd / "features.npy", feats.numpy())
             np.save(tmpd / "indices.npy", coords.numpy())
             bb_inputs = [f"features={tmpd / 'features.npy'}", f"indices={tmpd / 'indices.npy'}"]
@@ -390,7 +452,8 @@ def bench_backbones(args, tmpd: Path, log) -> List[Dict]:
             # for a size whose check fails.
             ref_npz, spc_npz = tmpd / "out_torch.npz", tmpd / "out_spconv.npz"
             for i, threads in enumerate(args.threads):
-                row = {"backbone": name, "voxels": int(feats.shape[0]), "points": int(scan.shape[0]), "threads": threads}
+                row = {"backbone": name, "voxels": int(feats.shape[0]), "points": int(scan.shape[0]), "threads": threads,
+                       "conv_gflop": gflop}
                 torch_npz = ref_npz if i == 0 else tmpd / "out_torch_t.npz"
                 row["torch"] = run_child("torch", data, model_pt, threads, args.repeats, torch_npz)
                 row["spconv"] = run_child("spconv", data, model_pt, threads, args.repeats, spc_npz)
@@ -449,6 +512,26 @@ BACKBONE_HEADER = ("| backbone | voxels | threads | pointrt voxelize ms | pointr
                    "pointrt backbone ms | PyTorch voxelize ms | PyTorch backbone ms | PyTorch / pointrt | "
                    "spconv backbone ms | spconv / pointrt | peak RSS MiB pointrt / PyTorch / spconv |\n"
                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def bound_table(rows: List[Dict], peaks: Dict[int, Dict[str, float]]) -> str:
+    """How far each engine is from the machine's dense-GEMM rate, and the largest speed-up over
+    PyTorch that any engine doing the same multiply-adds at that rate could show."""
+    lines = ["| backbone | voxels | threads | conv GFLOP | pointrt conv GFLOP/s | PyTorch backbone GFLOP/s | "
+             "dense GEMM GFLOP/s oneDNN / PyTorch's BLAS | pointrt conv at the oneDNN rate ms | PyTorch ms / 10 | "
+             "largest possible PyTorch / pointrt |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        peak = peaks.get(r["threads"], {})
+        conv_ms = r["pointrt"].get("ops", {}).get("SparseConv", 0.0)
+        t_ms = r["torch"].get("median_ms")
+        g = r.get("conv_gflop", 0.0)
+        if not (g and conv_ms and t_ms and peak.get("pointrt")):
+            continue
+        floor_ms = g / peak["pointrt"] * 1000
+        lines.append(f"| {r['backbone']} | {r['voxels']} | {r['threads']} | {g:.2f} | {g / conv_ms * 1000:.0f} | "
+                     f"{g / t_ms * 1000:.0f} | {peak['pointrt']:.0f} / {peak['torch']:.0f} | {floor_ms:.1f} | "
+                     f"{t_ms / 10:.1f} | {t_ms / floor_ms:.1f}x |")
+    return "\n".join(lines)
 
 
 def scaling_table(rows: List[Dict]) -> str:
@@ -541,7 +624,7 @@ def main() -> None:
                     help="a folder with another libblas.so.3 (e.g. OpenBLAS) for the PyTorch and spconv processes")
     ap.add_argument("--budget-s", type=float, default=20.0,
                     help="PyTorch/spconv: fewer timed runs (at least one) when --repeats would take longer")
-    ap.add_argument("--child", choices=["torch", "spconv", "voxelize", "detector"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["torch", "spconv", "voxelize", "detector", "gemm"], help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -566,6 +649,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmpd = Path(tmp)
         if args.backbones:
+            out["gemm_peak"] = {t: gemm_peak(tmpd, t, args.repeats) for t in args.threads}
+            for t, pk in out["gemm_peak"].items():
+                log(f"dense GEMM, {t} thread(s): oneDNN via pointrt {pk['pointrt']:.0f} GFLOP/s, "
+                    f"PyTorch torch.mm {pk['torch']:.0f} GFLOP/s")
             log(BACKBONE_HEADER)
             out["backbones"] = bench_backbones(args, tmpd, log)
         if args.detectors:
@@ -574,6 +661,8 @@ def main() -> None:
     if out.get("backbones"):
         print("\n" + BACKBONE_HEADER)
         print("\n".join(backbone_row(r) for r in out["backbones"]))
+    if out.get("backbones"):
+        print("\n" + bound_table(out["backbones"], out["gemm_peak"]))
     if out.get("backbones") and len(args.voxels) > 1:
         print("\n" + scaling_table(out["backbones"]))
     if out.get("detectors"):

@@ -174,6 +174,7 @@ double median(std::vector<double> v) {
 }
 
 int cmd_bench(const std::string& path, const InputOptions& in, int threads, int warmup, int iterations, bool profile,
+              int profile_nodes,
               const std::string& json_out) {
   Model model = Model::load(path);
   SessionOptions so;
@@ -218,7 +219,7 @@ int cmd_bench(const std::string& path, const InputOptions& in, int threads, int 
     for (auto& [k, v] : node_ms) nodes.push_back({v / iterations, k});
     std::sort(nodes.rbegin(), nodes.rend());
     std::cout << "slowest nodes:\n";
-    for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i) std::cout << "  " << std::setw(10) << nodes[i].first << "  " << nodes[i].second << "\n";
+    for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(profile_nodes, 0)), nodes.size()); ++i) std::cout << "  " << std::setw(10) << nodes[i].first << "  " << nodes[i].second << "\n";
   }
   if (!json_out.empty()) {
     std::ofstream f(json_out);
@@ -253,6 +254,7 @@ int main(int argc, char** argv) {
   double atol = 1e-5, rtol = 1e-3;
   int threads = 0, warmup = 3, iterations = 20;
   bool profile = false;
+  int profile_nodes = 10;
   std::string json_out;
 
   auto* run = app.add_subcommand("run", "run a model once; inputs not given are random");
@@ -275,6 +277,7 @@ int main(int argc, char** argv) {
   bench->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--iterations,-n", iterations, "timed runs")->capture_default_str();
   bench->add_flag("--profile", profile, "per-operator and per-node time");
+  bench->add_option("--profile-nodes", profile_nodes, "how many of the slowest nodes --profile lists")->capture_default_str();
   bench->add_option("--json", json_out, "also write the summary as JSON");
 
   CLI11_PARSE(app, argc, argv);
@@ -282,7 +285,7 @@ int main(int argc, char** argv) {
     if (*inspect) return cmd_inspect(model_path);
     if (*list_ops) return cmd_list_ops(markdown);
     if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
-    if (*bench) return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, json_out);
+    if (*bench) return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, profile_nodes, json_out);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
