@@ -5,7 +5,9 @@ PointNet++ family) exactly: same indices, same order, same tie and fill rules.  
 CPU or CUDA tensors without any compiled extension, and are vectorised over points (only
 FurthestPointSample loops, over ``npoint``).  Each Function's ``symbolic`` writes the
 ``pointrt`` node, so ``torch.onnx.export`` (or :func:`pointrt.export`) produces a file the
-pointrt runtime executes.
+pointrt runtime executes.  Every ``forward`` runs outside the ONNX tracer (``@untraced``): the
+values are computed as usual, but the tracer records only the Function's node, whose
+``symbolic`` replaces it anyway (tracing FPS's npoint-step loop op by op took minutes).
 
 Conventions (OPS.md "General rules"):
   * floating tensors are float32; index outputs are int32; index inputs may be int32 or int64;
@@ -22,6 +24,8 @@ from typing import List, Optional, Tuple
 import numpy as np
 import torch
 from torch.autograd import Function
+
+from ._tracing import untraced
 
 __all__ = [
     "FurthestPointSample", "GatherPoints", "BallQuery", "GroupPoints", "ThreeNN",
@@ -141,20 +145,14 @@ class FurthestPointSample(Function):
     """
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, npoint: int, ignore_origin: int = 0) -> torch.Tensor:
         op = "FurthestPointSample"
         _check_xyz(op, "xyz", xyz)
         npoint = int(npoint)
         if npoint < 1:
             raise _err(op, f"attribute 'npoint' must be >= 1, got {npoint}")
-        # The npoint-long loop runs outside torch's tracer: during export only the node's
-        # symbolic matters, and tracing thousands of small ops made PVN3D's export take minutes.
-        tracing_state = torch._C._get_tracing_state()
-        torch._C._set_tracing_state(None)
-        try:
-            out = FurthestPointSample._sample(xyz, npoint, ignore_origin)
-        finally:
-            torch._C._set_tracing_state(tracing_state)
+        out = FurthestPointSample._sample(xyz, npoint, ignore_origin)
         ctx.mark_non_differentiable(out)
         return out
 
@@ -208,6 +206,7 @@ class GatherPoints(Function):
     """``out[b, c, m] = features[b, c, idx[b, m]]``: features [B,C,N], idx [B,M] -> [B,C,M]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         op = "GatherPoints"
         if features.dim() != 3:
@@ -247,6 +246,7 @@ class BallQuery(Function):
     """
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, new_xyz: torch.Tensor, radius: float, nsample: int,
                 min_radius: float = 0.0) -> torch.Tensor:
         op = "BallQuery"
@@ -304,6 +304,7 @@ class GroupPoints(Function):
     """``out[b, c, m, s] = features[b, c, idx[b, m, s]]``: [B,C,N], [B,M,S] -> [B,C,M,S]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         op = "GroupPoints"
         if features.dim() != 3:
@@ -356,6 +357,7 @@ class ThreeNN(Function):
     get index 0 and distance 1e20."""
 
     @staticmethod
+    @untraced
     def forward(ctx, unknown: torch.Tensor, known: torch.Tensor):
         op = "ThreeNN"
         _check_xyz(op, "unknown", unknown, allow_empty=True)
@@ -396,6 +398,7 @@ class ThreeInterpolate(Function):
     features [B,C,m], idx [B,n,3], weight [B,n,3] -> [B,C,n]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor):
         op = "ThreeInterpolate"
         if features.dim() != 3:
@@ -442,6 +445,7 @@ class KNN(Function):
     query, ascending by squared distance, ties to the lower index.  ``k <= N``."""
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, new_xyz: torch.Tensor, k: int):
         op = "KNN"
         _check_xyz(op, "xyz", xyz)
