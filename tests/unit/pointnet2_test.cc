@@ -717,7 +717,7 @@ void check_blocked_gathers(uint32_t seed) {
   using gather_detail::kIndexTile;
   const int64_t b = 2;
   for (int64_t n : {int64_t{300}, int64_t{40000}})
-    for (int64_t c : {1, 5})
+    for (int64_t c : {1, 5, 17})  // 17: two 16-channel chunks in the point-major path
       for (int64_t m : {kIndexTile - 1, kIndexTile, kIndexTile + 1, 2 * kIndexTile + 1}) {
         auto f = uniform_cloud(b * c * n, seed++);
         f.resize(static_cast<size_t>(b * c * n));
@@ -744,22 +744,25 @@ void check_blocked_gathers(uint32_t seed) {
       three_interpolate_ref(f.data(), tidx.data(), w.data(), b, c, m, points, tr.data());
       ASSERT_EQ(ta, tr) << "interpolate points=" << points << " m=" << m;
     }
-  // Streaming stores: outputs over gather_detail::kStreamOutputBytes, odd row lengths.
-  const int64_t big = gather_detail::kStreamOutputBytes / 4 / 3 + 7;  // 3 rows of an odd length
-  {
+  // Streaming stores: outputs over gather_detail::kStreamOutputBytes. 3 channels take the
+  // channel-block path (odd rows: unaligned heads), 5 the point-major one (rows a multiple of
+  // 16 long: streamed after a scalar head up to the first 64-byte boundary).
+  for (int64_t c : {3, 5}) {
+    const int64_t row = c == 3 ? gather_detail::kStreamOutputBytes / 4 / c + 7
+                               : (gather_detail::kStreamOutputBytes / 4 / c / 16 + 1) * 16;
     const int64_t n = 1001;
-    auto f = uniform_cloud(3 * n, seed++);
-    f.resize(static_cast<size_t>(3 * n));
-    auto idx = random_indices<Index>(big, n, seed++);
-    std::vector<float> a(static_cast<size_t>(3 * big), -1.f), r(a.size(), -2.f);
-    group_points(f.data(), idx.data(), 1, 3, n, big, 1, a.data());
-    group_points_ref(f.data(), idx.data(), 1, 3, n, big, 1, r.data());
-    ASSERT_TRUE(a == r) << "streamed group";
-    auto tidx = random_indices<Index>(big * 3, n, seed++);
-    auto w = uniform_cloud(big, seed++);
-    three_interpolate(f.data(), tidx.data(), w.data(), 1, 3, n, big, a.data());
-    three_interpolate_ref(f.data(), tidx.data(), w.data(), 1, 3, n, big, r.data());
-    ASSERT_TRUE(a == r) << "streamed interpolate";
+    auto f = uniform_cloud(c * n, seed++);
+    f.resize(static_cast<size_t>(c * n));
+    auto idx = random_indices<Index>(row, n, seed++);
+    std::vector<float> a(static_cast<size_t>(c * row), -1.f), r(a.size(), -2.f);
+    group_points(f.data(), idx.data(), 1, c, n, row, 1, a.data());
+    group_points_ref(f.data(), idx.data(), 1, c, n, row, 1, r.data());
+    ASSERT_TRUE(a == r) << "streamed group, c=" << c;
+    auto tidx = random_indices<Index>(row * 3, n, seed++);
+    auto w = uniform_cloud(row, seed++);
+    three_interpolate(f.data(), tidx.data(), w.data(), 1, c, n, row, a.data());
+    three_interpolate_ref(f.data(), tidx.data(), w.data(), 1, c, n, row, r.data());
+    ASSERT_TRUE(a == r) << "streamed interpolate, c=" << c;
   }
 }
 

@@ -1,6 +1,8 @@
-// Optimised GatherPoints (and GroupPoints, which is the same gather over M*S indices): channel
-// blocks whose rows stay in L2, index tiles that stay in L1, AVX-512 gathers into contiguous
-// output rows, streaming stores for outputs larger than the cache (gather_kernels.h).
+// Optimised GatherPoints (and GroupPoints, which is the same gather over M*S indices), see
+// gather_kernels.h: with at least as many indices as points, a point-major copy of the features
+// and 16x16 register transposes; otherwise channel blocks whose rows stay in L2, index tiles
+// that stay in L1 and AVX-512 gathers. Contiguous output rows either way, streaming stores for
+// outputs larger than the cache.
 #include <vector>
 
 #include "ops/pointnet2/gather_kernels.h"
@@ -8,6 +10,56 @@
 
 namespace pointrt {
 namespace pointnet2 {
+
+namespace {
+
+#if defined(__AVX512F__)
+// Every index is read as 16-channel rows of the point-major copy: per 16 indices and 16
+// channels, 16 loads, one register transpose, 16 stores of 16 consecutive outputs.
+template <typename Index>
+void gather_transposed(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
+                       float* out, bool stream) {
+  using namespace gather_detail;
+  const int64_t padded = padded_channels(channels);
+  float* ft = transposed_scratch(static_cast<size_t>(n * padded));
+  // Streaming stores need 64-byte aligned 16-output pieces: when every row has the same
+  // alignment (m % 16 == 0), the 16-index tiles start `head` outputs into the row.
+  stream = stream && m % 16 == 0 && (reinterpret_cast<uintptr_t>(out) & 3) == 0;
+  const int64_t head = stream ? static_cast<int64_t>(((64 - (reinterpret_cast<uintptr_t>(out) & 63)) & 63) / 4) : 0;
+  const int64_t full = head + (m - head) / 16 * 16;
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* f = features + b * channels * n;
+    const Index* ids = idx + b * m;
+    float* o = out + b * channels * m;
+#pragma omp parallel if (channels * m > 32768)
+    {
+      transpose_features(f, channels, n, ft);  // ends with the omp for's barrier
+#pragma omp for schedule(static)
+      for (int64_t j = head; j < full; j += 16) {
+        const float* rows[16];
+        for (int k = 0; k < 16; ++k) rows[k] = ft + static_cast<int64_t>(ids[j + k]) * padded;
+        for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+          __m512 r[16];
+          for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(rows[k] + c0);
+          transpose16x16(r);
+          const int64_t cs = std::min<int64_t>(16, channels - c0);
+          for (int64_t k = 0; k < cs; ++k) {
+            if (stream) _mm512_stream_ps(o + (c0 + k) * m + j, r[k]);
+            else _mm512_storeu_ps(o + (c0 + k) * m + j, r[k]);
+          }
+        }
+      }
+      stream_fence(stream);
+    }
+    for (int64_t c = 0; c < channels; ++c) {  // the head and the last (m - head) % 16 indices
+      for (int64_t j = 0; j < head; ++j) o[c * m + j] = f[c * n + static_cast<int64_t>(ids[j])];
+      for (int64_t j = full; j < m; ++j) o[c * m + j] = f[c * n + static_cast<int64_t>(ids[j])];
+    }
+  }
+}
+#endif
+
+}  // namespace
 
 template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
@@ -18,10 +70,18 @@ void gather_points(const float* features, const Index* idx, int64_t batch, int64
     gather_points_ref(features, idx, batch, channels, n, m, out);
     return;
   }
+  const bool stream = batch * channels * m * 4 > kStreamOutputBytes;
+#if defined(__AVX512F__)
+  // Each source point is read m / n times on average: from about once per point, copying the
+  // features point-major pays for itself (GroupPoints' M*S gathers; not GatherPoints' M < N).
+  if (m >= n && channels >= 4) {
+    gather_transposed(features, idx, batch, channels, n, m, out, stream);
+    return;
+  }
+#endif
   const int64_t block = channel_block(channels, n);
   const int64_t blocks = ceil_div(channels, block), tiles = ceil_div(m, kIndexTile);
   const int64_t tasks = batch * blocks * tiles;
-  const bool stream = batch * channels * m * 4 > kStreamOutputBytes;
 #pragma omp parallel if (batch * channels * m > 32768)
   {
     int32_t buf[kIndexTile];

@@ -2,7 +2,9 @@
 // read once and split into six L1-resident arrays (int64 -> int32 too); then every channel of a
 // block whose feature rows fit in L2 evaluates three_interpolate_one on 16 points at a time with
 // AVX-512 gathers (same mul/add order, no FMA: bit-identical to the reference). The naive loop
-// re-read the 24 bytes of indices/weights per point for every channel.
+// re-read the 24 bytes of indices/weights per point for every channel. When there are at least
+// as many output points as feature points (the usual upsampling), a point-major copy of the
+// features and register transposes replace the gathers (gather_kernels.h).
 #include <vector>
 
 #include "ops/pointnet2/gather_kernels.h"
@@ -10,6 +12,72 @@
 
 namespace pointrt {
 namespace pointnet2 {
+
+namespace {
+
+#if defined(__AVX512F__)
+// Point-major: per output point, (w0*f[i0] + w1*f[i1]) + w2*f[i2] over 16 channels at a time
+// from the point-major copy (three 64-byte loads), 16 points into a 16x16 block, transposed
+// into 16 channel rows. Same operations per element as three_interpolate_one.
+template <typename Index>
+void interpolate_transposed(const float* features, const Index* idx, const float* weight, int64_t batch,
+                            int64_t channels, int64_t m, int64_t n, float* out, bool stream) {
+  using namespace gather_detail;
+  const int64_t padded = padded_channels(channels);
+  float* ft = transposed_scratch(static_cast<size_t>(m * padded));
+  stream = stream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(out) & 3) == 0;
+  const int64_t head = stream ? static_cast<int64_t>(((64 - (reinterpret_cast<uintptr_t>(out) & 63)) & 63) / 4) : 0;
+  const int64_t full = head + (n - head) / 16 * 16;
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* f = features + b * channels * m;
+    const Index* id = idx + b * n * 3;
+    const float* w = weight + b * n * 3;
+    float* o = out + b * channels * n;
+#pragma omp parallel if (channels * n > 16384)
+    {
+      transpose_features(f, channels, m, ft);
+#pragma omp for schedule(static)
+      for (int64_t i = head; i < full; i += 16) {
+        const float* rows[16][3];
+        __m512 ws[16][3];
+        for (int k = 0; k < 16; ++k)
+          for (int t = 0; t < 3; ++t) {
+            rows[k][t] = ft + static_cast<int64_t>(id[(i + k) * 3 + t]) * padded;
+            ws[k][t] = _mm512_set1_ps(w[(i + k) * 3 + t]);
+          }
+        for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+          __m512 r[16];
+          for (int k = 0; k < 16; ++k) {
+            __m512 a = _mm512_mul_ps(ws[k][0], _mm512_load_ps(rows[k][0] + c0));
+            __m512 bb = _mm512_mul_ps(ws[k][1], _mm512_load_ps(rows[k][1] + c0));
+            __m512 cc = _mm512_mul_ps(ws[k][2], _mm512_load_ps(rows[k][2] + c0));
+            r[k] = _mm512_add_ps(_mm512_add_ps(a, bb), cc);
+          }
+          transpose16x16(r);
+          const int64_t cs = std::min<int64_t>(16, channels - c0);
+          for (int64_t k = 0; k < cs; ++k) {
+            if (stream) _mm512_stream_ps(o + (c0 + k) * n + i, r[k]);
+            else _mm512_storeu_ps(o + (c0 + k) * n + i, r[k]);
+          }
+        }
+      }
+      stream_fence(stream);
+    }
+    auto scalar = [&](int64_t begin, int64_t end) {
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = begin; i < end; ++i) {
+          const Index* p = id + i * 3;
+          const float* fc = f + c * m;
+          o[c * n + i] = three_interpolate_one(fc[p[0]], fc[p[1]], fc[p[2]], w[i * 3], w[i * 3 + 1], w[i * 3 + 2]);
+        }
+    };
+    scalar(0, head);  // before the first aligned tile
+    scalar(full, n);  // the last (n - head) % 16 points
+  }
+}
+#endif
+
+}  // namespace
 
 template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
@@ -20,11 +88,17 @@ void three_interpolate(const float* features, const Index* idx, const float* wei
     three_interpolate_ref(features, idx, weight, batch, channels, m, n, out);
     return;
   }
+  const bool stream = batch * channels * n * 4 > kStreamOutputBytes;
+#if defined(__AVX512F__)
+  if (n >= m && channels >= 4) {  // each feature point is used 3n/m times: copy point-major
+    interpolate_transposed(features, idx, weight, batch, channels, m, n, out, stream);
+    return;
+  }
+#endif
   constexpr int64_t kTile = 512;
   const int64_t block = channel_block(channels, m);
   const int64_t blocks = ceil_div(channels, block), tiles = ceil_div(n, kTile);
   const int64_t tasks = batch * blocks * tiles;
-  const bool stream = batch * channels * n * 4 > kStreamOutputBytes;
 #pragma omp parallel if (batch * channels * n > 16384)
   {
     alignas(64) int32_t i0[kTile], i1[kTile], i2[kTile];
