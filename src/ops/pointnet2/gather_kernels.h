@@ -108,6 +108,20 @@ inline void transpose16x16(__m512 r[16]) {
   }
 }
 
+/// Stores r[k] at dst + k * stride for k < rows (16: the unrolled common case).
+inline void store_rows(const __m512 r[16], int64_t rows, float* dst, int64_t stride, bool stream) {
+  if (rows == 16 && stream) {
+    for (int k = 0; k < 16; ++k) _mm512_stream_ps(dst + k * stride, r[k]);
+  } else if (rows == 16) {
+    for (int k = 0; k < 16; ++k) _mm512_storeu_ps(dst + k * stride, r[k]);
+  } else {
+    for (int64_t k = 0; k < rows; ++k) {
+      if (stream) _mm512_stream_ps(dst + k * stride, r[k]);
+      else _mm512_storeu_ps(dst + k * stride, r[k]);
+    }
+  }
+}
+
 /// Channels padded to a multiple of 16 (one zmm per 16 channels of a point).
 inline int64_t padded_channels(int64_t channels) { return (channels + 15) / 16 * 16; }
 

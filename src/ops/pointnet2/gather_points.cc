@@ -42,11 +42,7 @@ void gather_transposed(const float* features, const Index* idx, int64_t batch, i
           __m512 r[16];
           for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(rows[k] + c0);
           transpose16x16(r);
-          const int64_t cs = std::min<int64_t>(16, channels - c0);
-          for (int64_t k = 0; k < cs; ++k) {
-            if (stream) _mm512_stream_ps(o + (c0 + k) * m + j, r[k]);
-            else _mm512_storeu_ps(o + (c0 + k) * m + j, r[k]);
-          }
+          store_rows(r, std::min<int64_t>(16, channels - c0), o + c0 * m + j, m, stream);
         }
       }
       stream_fence(stream);

@@ -38,27 +38,22 @@ void interpolate_transposed(const float* features, const Index* idx, const float
       transpose_features(f, channels, m, ft);
 #pragma omp for schedule(static)
       for (int64_t i = head; i < full; i += 16) {
-        const float* rows[16][3];
-        __m512 ws[16][3];
-        for (int k = 0; k < 16; ++k)
-          for (int t = 0; t < 3; ++t) {
-            rows[k][t] = ft + static_cast<int64_t>(id[(i + k) * 3 + t]) * padded;
-            ws[k][t] = _mm512_set1_ps(w[(i + k) * 3 + t]);
-          }
+        int64_t off[48];  // row offsets in the point-major copy and weights of the 16 points
+        float wt[48];
+        for (int k = 0; k < 48; ++k) {
+          off[k] = static_cast<int64_t>(id[i * 3 + k]) * padded;
+          wt[k] = w[i * 3 + k];
+        }
         for (int64_t c0 = 0; c0 < channels; c0 += 16) {
           __m512 r[16];
           for (int k = 0; k < 16; ++k) {
-            __m512 a = _mm512_mul_ps(ws[k][0], _mm512_load_ps(rows[k][0] + c0));
-            __m512 bb = _mm512_mul_ps(ws[k][1], _mm512_load_ps(rows[k][1] + c0));
-            __m512 cc = _mm512_mul_ps(ws[k][2], _mm512_load_ps(rows[k][2] + c0));
+            __m512 a = _mm512_mul_ps(_mm512_set1_ps(wt[3 * k]), _mm512_load_ps(ft + off[3 * k] + c0));
+            __m512 bb = _mm512_mul_ps(_mm512_set1_ps(wt[3 * k + 1]), _mm512_load_ps(ft + off[3 * k + 1] + c0));
+            __m512 cc = _mm512_mul_ps(_mm512_set1_ps(wt[3 * k + 2]), _mm512_load_ps(ft + off[3 * k + 2] + c0));
             r[k] = _mm512_add_ps(_mm512_add_ps(a, bb), cc);
           }
           transpose16x16(r);
-          const int64_t cs = std::min<int64_t>(16, channels - c0);
-          for (int64_t k = 0; k < cs; ++k) {
-            if (stream) _mm512_stream_ps(o + (c0 + k) * n + i, r[k]);
-            else _mm512_storeu_ps(o + (c0 + k) * n + i, r[k]);
-          }
+          store_rows(r, std::min<int64_t>(16, channels - c0), o + c0 * n + i, n, stream);
         }
       }
       stream_fence(stream);
