@@ -10,7 +10,7 @@ import functools
 
 import torch
 
-__all__ = ["NotTraced", "untraced"]
+__all__ = ["NotTraced", "untraced", "UntracedFunction"]
 
 
 class NotTraced:
@@ -39,3 +39,18 @@ def untraced(fn):
             return fn(*args, **kwargs)
 
     return wrapper
+
+
+class UntracedFunction(torch.autograd.Function):
+    """An autograd Function whose ``forward`` (decorate it with :func:`untraced`) runs outside
+    the tracer. While tracing, ``apply`` also runs without autograd: torch 1.13's tracer cannot
+    record an output that requires grad but was computed untraced ("Cannot insert a Tensor
+    that requires grad as a constant"); the traced graph is the same either way (only the
+    Function's node is recorded, and its ``symbolic`` is what gets exported)."""
+
+    @classmethod
+    def apply(cls, *args):
+        if torch._C._get_tracing_state() is not None:
+            with torch.no_grad():
+                return super().apply(*args)
+        return super().apply(*args)

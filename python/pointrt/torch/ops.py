@@ -23,9 +23,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
-from torch.autograd import Function
 
-from ._tracing import untraced
+from ._tracing import UntracedFunction, untraced
 
 __all__ = [
     "FurthestPointSample", "GatherPoints", "BallQuery", "GroupPoints", "ThreeNN",
@@ -135,7 +134,7 @@ def _dim(v, i: int) -> Optional[int]:
 
 # ----------------------------------------------------------------------------- FPS
 
-class FurthestPointSample(Function):
+class FurthestPointSample(UntracedFunction):
     """``idx = FurthestPointSample(xyz [B,N,3], npoint, ignore_origin=0) -> [B, npoint] int32``.
 
     ``idx[:, 0] = 0``; each next index is the candidate with the largest running minimum squared
@@ -202,7 +201,7 @@ def _gather_points(features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return features.gather(2, idx.view(B, 1, M).expand(B, C, M))
 
 
-class GatherPoints(Function):
+class GatherPoints(UntracedFunction):
     """``out[b, c, m] = features[b, c, idx[b, m]]``: features [B,C,N], idx [B,M] -> [B,C,M]."""
 
     @staticmethod
@@ -237,7 +236,7 @@ class GatherPoints(Function):
 
 # ----------------------------------------------------------------------------- BallQuery
 
-class BallQuery(Function):
+class BallQuery(UntracedFunction):
     """``idx = BallQuery(xyz [B,N,3], new_xyz [B,M,3]; radius, nsample, min_radius=0)``.
 
     Per centre, scan points in order; accept ``d2 == 0 or (min_r^2 <= d2 < r^2)``.  The first
@@ -300,7 +299,7 @@ class BallQuery(Function):
 
 # ----------------------------------------------------------------------------- GroupPoints
 
-class GroupPoints(Function):
+class GroupPoints(UntracedFunction):
     """``out[b, c, m, s] = features[b, c, idx[b, m, s]]``: [B,C,N], [B,M,S] -> [B,C,M,S]."""
 
     @staticmethod
@@ -351,7 +350,7 @@ def _k_smallest_stable(d2: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Te
     return torch.cat(vals, -1), torch.cat(idxs, -1)
 
 
-class ThreeNN(Function):
+class ThreeNN(UntracedFunction):
     """``dist, idx = ThreeNN(unknown [B,n,3], known [B,m,3])``: the three nearest known points,
     ascending by d2, ties to the lower index; ``dist = sqrt(d2)``; for m < 3 the missing slots
     get index 0 and distance 1e20."""
@@ -393,7 +392,7 @@ class ThreeNN(Function):
 
 # ----------------------------------------------------------------------------- ThreeInterpolate
 
-class ThreeInterpolate(Function):
+class ThreeInterpolate(UntracedFunction):
     """``out[b,c,i] = w0*f[idx0] + w1*f[idx1] + w2*f[idx2]`` (summed in that order):
     features [B,C,m], idx [B,n,3], weight [B,n,3] -> [B,C,n]."""
 
@@ -440,7 +439,7 @@ class ThreeInterpolate(Function):
 
 # ----------------------------------------------------------------------------- KNN
 
-class KNN(Function):
+class KNN(UntracedFunction):
     """``idx, dist2 = KNN(xyz [B,N,3], new_xyz [B,M,3]; k)``: the k nearest points of each
     query, ascending by squared distance, ties to the lower index.  ``k <= N``."""
 
