@@ -709,15 +709,18 @@ void check_gathers(uint32_t seed) {
 TEST(Gathers, MatchReferenceInt32) { check_gathers<int32_t>(800); }
 TEST(Gathers, MatchReferenceInt64) { check_gathers<int64_t>(900); }
 
-// Sizes around the blocked kernels' tiles (index tile, ThreeInterpolate's 512-point tile,
-// partial channel blocks: rows of 40000 floats give blocks of 2 channels) and outputs large
-// enough for the streaming-store path, whose rows start unaligned when their length is odd.
+// Sizes around the kernels' tiles (16-index/16-channel blocks of the point-major path,
+// ThreeInterpolate's 512-point tiles, partial channel blocks: rows of 40000/49153 floats give
+// blocks of 2 channels), both paths of each operator, and outputs large enough for streaming
+// stores (with scalar heads up to the first 64-byte boundary).
 template <typename Index>
 void check_blocked_gathers(uint32_t seed) {
-  using gather_detail::kIndexTile;
+  const int64_t kIndexTile = 1024;
   const int64_t b = 2;
+  // n = 40000 (rows longer than L1) with 17 channels (two 16-channel chunks) takes the
+  // point-major path when M*S >= n; the rest the row-by-row gather.
   for (int64_t n : {int64_t{300}, int64_t{40000}})
-    for (int64_t c : {1, 5, 17})  // 17: two 16-channel chunks in the point-major path
+    for (int64_t c : {1, 5, 17})
       for (int64_t m : {kIndexTile - 1, kIndexTile, kIndexTile + 1, 2 * kIndexTile + 1}) {
         auto f = uniform_cloud(b * c * n, seed++);
         f.resize(static_cast<size_t>(b * c * n));
@@ -726,10 +729,11 @@ void check_blocked_gathers(uint32_t seed) {
         gather_points(f.data(), idx.data(), b, c, n, m, a.data());
         gather_points_ref(f.data(), idx.data(), b, c, n, m, r.data());
         ASSERT_EQ(a, r) << "gather n=" << n << " c=" << c << " m=" << m;
-        auto gidx = random_indices<Index>(b * m * 3, n, seed++);
-        std::vector<float> ga(static_cast<size_t>(b * c * m * 3), -1.f), gr(ga.size(), -2.f);
-        group_points(f.data(), gidx.data(), b, c, n, m, 3, ga.data());
-        group_points_ref(f.data(), gidx.data(), b, c, n, m, 3, gr.data());
+        const int64_t s = n > 1000 ? 20 : 3;  // M*S >= n for the long rows
+        auto gidx = random_indices<Index>(b * m * s, n, seed++);
+        std::vector<float> ga(static_cast<size_t>(b * c * m * s), -1.f), gr(ga.size(), -2.f);
+        group_points(f.data(), gidx.data(), b, c, n, m, s, ga.data());
+        group_points_ref(f.data(), gidx.data(), b, c, n, m, s, gr.data());
         ASSERT_EQ(ga, gr) << "group n=" << n << " c=" << c << " m=" << m;
       }
   for (int64_t points : {1, 15, 16, 17, 511, 512, 513, 1025})
@@ -745,12 +749,13 @@ void check_blocked_gathers(uint32_t seed) {
       ASSERT_EQ(ta, tr) << "interpolate points=" << points << " m=" << m;
     }
   // Streaming stores: outputs over gather_detail::kStreamOutputBytes. 3 channels take the
-  // channel-block path (odd rows: unaligned heads), 5 the point-major one (rows a multiple of
-  // 16 long: streamed after a scalar head up to the first 64-byte boundary).
-  for (int64_t c : {3, 5}) {
+  // row-by-row gather / ThreeInterpolate's channel-block path (odd rows), 12 and 17 the
+  // point-major ones (rows a multiple of 16 long: streamed after a scalar head up to the first
+  // 64-byte boundary); feature rows of 9001 floats are longer than L1.
+  for (int64_t c : {3, 12, 17}) {
     const int64_t row = c == 3 ? gather_detail::kStreamOutputBytes / 4 / c + 7
                                : (gather_detail::kStreamOutputBytes / 4 / c / 16 + 1) * 16;
-    const int64_t n = 1001;
+    const int64_t n = 9001;
     auto f = uniform_cloud(c * n, seed++);
     f.resize(static_cast<size_t>(c * n));
     auto idx = random_indices<Index>(row, n, seed++);

@@ -1,20 +1,14 @@
 // Building blocks shared by the optimised GatherPoints, GroupPoints and ThreeInterpolate kernels.
 //
-// These operators move memory and compute almost nothing, so the kernels are organised around
-// the caches:
-//  - channels are processed in blocks whose feature rows fit in L2 (the random reads of a gather
-//    then hit L2, not L3/DRAM);
-//  - indices (and weights) are processed in tiles that stay in L1 while every row of the block
-//    reads them, and are converted once per tile (int64 -> int32, AoS -> SoA);
-//  - output rows are written contiguously, with non-temporal stores when the whole output is
-//    too large to stay in the last-level cache anyway (saves the read-for-ownership traffic);
-//  - OpenMP splits the (batch, channel block, tile) tasks statically, so each thread keeps one
-//    channel block most of the time.
-// When an operator reads each source point many times (GroupPoints: M*S >= N; ThreeInterpolate:
-// n >= m) the AVX-512 kernels first copy the features point-major ([N, C], transpose_features)
-// and then read 16 channels of a point as one 64-byte load, turning 16 indices x 16 channels
-// into rows with a register transpose: one cache line per index and 16 channels instead of one
-// random line per output element.
+// These operators move memory and compute almost nothing. When an operator reads each source
+// point many times (GroupPoints: M*S >= N with rows longer than L1; ThreeInterpolate: n >= m)
+// the AVX-512 kernels first copy the features point-major ([N, C padded to 16],
+// transpose_features) and then read 16 channels of a point as one 64-byte load, turning
+// 16 indices x 16 channels into 16 output-row pieces with a register transpose: one cache line
+// per index and 16 channels instead of one random line per output element. Outputs larger than
+// the last-level cache are written with non-temporal stores (no read-for-ownership traffic).
+// ThreeInterpolate's other path processes channel blocks whose rows fit in L2 and point tiles
+// whose indices/weights are converted once into L1-resident SoA arrays.
 // The values written are exactly the reference's (a gather copies; ThreeInterpolate evaluates
 // three_interpolate_one's mul/add sequence lane by lane, without FMA).
 #pragma once
@@ -33,9 +27,9 @@ namespace pointrt {
 namespace pointnet2 {
 namespace gather_detail {
 
-constexpr int64_t kIndexTile = 1024;            // indices per tile (4 KiB as int32)
 constexpr int64_t kRowBlockBytes = 384 << 10;   // feature rows of one channel block (L2 is 1 MiB)
 constexpr int64_t kStreamOutputBytes = 24 << 20;  // larger outputs bypass the caches
+constexpr int64_t kL1RowBytes = 24 << 10;  // feature rows up to this long are gathered from L1
 
 inline int64_t channel_block(int64_t channels, int64_t row_floats) {
   const int64_t fit = kRowBlockBytes / std::max<int64_t>(1, row_floats * 4);
@@ -43,32 +37,6 @@ inline int64_t channel_block(int64_t channels, int64_t row_floats) {
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// dst[j] = row[ids[j]] for j < len (int32 indices, already validated).
-inline void gather_span(const float* __restrict row, const int32_t* __restrict ids, int64_t len,
-                        float* __restrict dst, bool stream) {
-  int64_t j = 0;
-#if defined(__AVX512F__)
-  if (stream) {
-    for (; j < len && (reinterpret_cast<uintptr_t>(dst + j) & 63) != 0; ++j) dst[j] = row[ids[j]];
-    for (; j + 16 <= len; j += 16)
-      _mm512_stream_ps(dst + j, _mm512_i32gather_ps(_mm512_loadu_si512(ids + j), row, 4));
-  } else {
-    for (; j + 16 <= len; j += 16)
-      _mm512_storeu_ps(dst + j, _mm512_i32gather_ps(_mm512_loadu_si512(ids + j), row, 4));
-  }
-#else
-  (void)stream;
-#endif
-  for (; j < len; ++j) dst[j] = row[ids[j]];
-}
-
-/// The int32 form of ids[0, len): the input itself when it is int32, else a copy into buf.
-inline const int32_t* as_int32(const int32_t* ids, int64_t, int32_t*) { return ids; }
-inline const int32_t* as_int32(const int64_t* ids, int64_t len, int32_t* buf) {
-  for (int64_t j = 0; j < len; ++j) buf[j] = static_cast<int32_t>(ids[j]);
-  return buf;
-}
 
 /// Ends a run of non-temporal stores (they are weakly ordered).
 inline void stream_fence(bool stream) {
