@@ -6,13 +6,17 @@ Three sections, all in one process so that both sides see the same machine state
   ops      every pointrt PointNet++ operator at realistic sizes (FPS 16384 -> 4096; BallQuery
            N=16384, M=4096, r 0.1 / 0.3, nsample 32 / 64; ThreeNN 16384 queries over 4096
            points; KNN k=16; GatherPoints, GroupPoints, ThreeInterpolate with 64 channels),
-           pointrt against ``pointrt.torch.ops`` (the pure-PyTorch autograd Functions).
+           pointrt against ``pointrt.torch.ops`` (the pure-PyTorch autograd Functions). For
+           the three data-movement operators also a memory-bandwidth bound measured in the same
+           run (read the input bytes + write the output bytes, one thread) and PyTorch's native
+           kernels alone with preallocated outputs (``out=``). --op-filter narrows the cases.
   scaling  BallQuery / KNN / ThreeNN / FPS for N = 4k ... 128k points, M = N/4 centres,
            constant expected neighbourhood (BallQuery r = 0.1 * (16384/N)^(1/3), ~69 points per
            ball, nsample 32; KNN k = 16; ThreeNN: N queries over N/4 points; FPS N -> N/4).
            PyTorch runs only where its predicted time per call (from the previous size and the
            brute-force growth, N*M) is under --torch-max-call seconds; the table says where it
-           was skipped.
+           was skipped (--torch-max-call 0: PyTorch only at the first size, pointrt's first 256
+           queries still checked everywhere). --families and --sizes narrow the series.
   models   SSG classifier (1024 points), MSG segmenter (4096 points + 6 channels), PVN3D
            Pointnet2MSG (12288 points + 6 channels), random weights (seed 0), BatchNorm statistics
            randomized, eval mode: pointrt against PyTorch CPU eager (the same nn.Module, whose
