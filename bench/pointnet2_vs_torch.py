@@ -6,13 +6,17 @@ Three sections, all in one process so that both sides see the same machine state
   ops      every pointrt PointNet++ operator at realistic sizes (FPS 16384 -> 4096; BallQuery
            N=16384, M=4096, r 0.1 / 0.3, nsample 32 / 64; ThreeNN 16384 queries over 4096
            points; KNN k=16; GatherPoints, GroupPoints, ThreeInterpolate with 64 channels),
-           pointrt against ``pointrt.torch.ops`` (the pure-PyTorch autograd Functions).
+           pointrt against ``pointrt.torch.ops`` (the pure-PyTorch autograd Functions). For
+           the three data-movement operators also a memory-bandwidth bound measured in the same
+           run (read the input bytes + write the output bytes, one thread) and PyTorch's native
+           kernels alone with preallocated outputs (``out=``). --op-filter narrows the cases.
   scaling  BallQuery / KNN / ThreeNN / FPS for N = 4k ... 128k points, M = N/4 centres,
            constant expected neighbourhood (BallQuery r = 0.1 * (16384/N)^(1/3), ~69 points per
            ball, nsample 32; KNN k = 16; ThreeNN: N queries over N/4 points; FPS N -> N/4).
            PyTorch runs only where its predicted time per call (from the previous size and the
            brute-force growth, N*M) is under --torch-max-call seconds; the table says where it
-           was skipped.
+           was skipped (--torch-max-call 0: PyTorch only at the first size, pointrt's first 256
+           queries still checked everywhere). --families and --sizes narrow the series.
   models   SSG classifier (1024 points), MSG segmenter (4096 points + 6 channels), PVN3D
            Pointnet2MSG (12288 points + 6 channels), random weights (seed 0), BatchNorm statistics
            randomized, eval mode: pointrt against PyTorch CPU eager (the same nn.Module, whose
@@ -320,23 +324,23 @@ def case_gather(c, n, m):
     rng = np.random.default_rng(5)
     f = rng.standard_normal((1, c, n), dtype=np.float32)
     idx = rng.integers(0, n, (1, m), dtype=np.int32)
-    return OpCase(f"GatherPoints C={c} N={n} -> M={m}", ("gather",),
+    return _with_bytes(f, idx, out_bytes=c * m * 4, case=OpCase(f"GatherPoints C={c} N={n} -> M={m}", ("gather",),
                   lambda a, b: ops.GatherPoints.apply(a, b),
                   [f, idx], ["features", "idx"], ["out"],
                   {"features": {1: "c", 2: "n"}, "idx": {1: "m"}, "out": {1: "c", 2: "m"}},
-                  [torch.randn(1, 4, 64), torch.randint(0, 64, (1, 16), dtype=torch.int32)])
+                  [torch.randn(1, 4, 64), torch.randint(0, 64, (1, 16), dtype=torch.int32)]))
 
 
 def case_group(c, n, m, s):
     rng = np.random.default_rng(6)
     f = rng.standard_normal((1, c, n), dtype=np.float32)
     idx = rng.integers(0, n, (1, m, s), dtype=np.int32)
-    return OpCase(f"GroupPoints C={c} N={n} M={m} nsample={s}", ("group",),
+    return _with_bytes(f, idx, out_bytes=c * m * s * 4, case=OpCase(f"GroupPoints C={c} N={n} M={m} nsample={s}", ("group",),
                   lambda a, b: ops.GroupPoints.apply(a, b),
                   [f, idx], ["features", "idx"], ["out"],
                   {"features": {1: "c", 2: "n"}, "idx": {1: "m", 2: "s"},
                    "out": {1: "c", 2: "m", 3: "s"}},
-                  [torch.randn(1, 4, 64), torch.randint(0, 64, (1, 16, 8), dtype=torch.int32)])
+                  [torch.randn(1, 4, 64), torch.randint(0, 64, (1, 16, 8), dtype=torch.int32)]))
 
 
 def case_interp(c, m, n):
@@ -345,13 +349,80 @@ def case_interp(c, m, n):
     idx = rng.integers(0, m, (1, n, 3), dtype=np.int32)
     w = rng.random((1, n, 3), dtype=np.float32)
     w /= w.sum(-1, keepdims=True)
-    return OpCase(f"ThreeInterpolate C={c} {m} -> {n} points", ("interp",),
+    return _with_bytes(f, idx, w, out_bytes=c * n * 4, case=OpCase(f"ThreeInterpolate C={c} {m} -> {n} points", ("interp",),
                   lambda a, b, ww: ops.ThreeInterpolate.apply(a, b, ww),
                   [f, idx, w], ["features", "idx", "weight"], ["out"],
                   {"features": {1: "c", 2: "m"}, "idx": {1: "n"}, "weight": {1: "n"},
                    "out": {1: "c", 2: "n"}},
                   [torch.randn(1, 4, 16), torch.randint(0, 16, (1, 64, 3), dtype=torch.int32),
-                   torch.rand(1, 64, 3)])
+                   torch.rand(1, 64, 3)]))
+
+
+def _with_bytes(*inputs, out_bytes, case):
+    """Record the bytes an operator must at least read (every input: an index/weight entry is
+    used once, and a gather touches most cache lines of its feature rows at these sizes) and
+    write (its output), for the bandwidth bound."""
+    case.in_bytes = sum(a.nbytes for a in inputs)
+    case.out_bytes = out_bytes
+    return case
+
+
+def torch_kernel_only(case):
+    """PyTorch's native kernels for the case with preallocated outputs (``out=``) and the index
+    conversion done beforehand: what PyTorch costs without the Function's checks and without
+    allocating its output (a fresh multi-MiB tensor per call costs page faults here: torch 1.13
+    allocates it with posix_memalign, which mmaps above 32 MiB, and THP is madvise-only)."""
+    ts = [torch.from_numpy(a) for a in case.inputs]
+    f = ts[0]
+    B, C, N = f.shape
+    if case.key == ("gather",) or case.key == ("group",):
+        lidx = ts[1].long().reshape(B, 1, -1).expand(B, C, -1)
+        out = torch.empty(lidx.shape, dtype=f.dtype)
+        return lambda: torch.gather(f, 2, lidx, out=out)
+    if case.key == ("interp",):
+        idx, w = ts[1].long(), ts[2]
+        n = idx.shape[1]
+        ids = [idx[:, :, j].reshape(B, 1, n).expand(B, C, n) for j in range(3)]
+        ws = [w[:, :, j].reshape(B, 1, n) for j in range(3)]
+        g = [torch.empty((B, C, n)) for _ in range(3)]
+        out = torch.empty((B, C, n))
+
+        def run():
+            for j in range(3):
+                torch.gather(f, 2, ids[j], out=g[j])
+                g[j].mul_(ws[j])
+            torch.add(g[0], g[1], out=out)
+            out.add_(g[2])
+        return run
+    return None
+
+
+def bandwidth_bound(in_bytes, out_bytes, budget_s=1.0):
+    """Lower bound (ms) for an operator that reads in_bytes and writes out_bytes, measured now
+    on this machine with one thread: the median time to read a buffer of in_bytes (np.max, a
+    vectorised reduction) plus the median time to write a buffer of out_bytes (ndarray.fill, a
+    vectorised memset). The buffers are reused across calls like the operator's inputs and
+    output, so they have the same cache residency (in_bytes mostly in L3 here, out_bytes in L3
+    when small and in DRAM when larger). Also returns the median memcpy of out_bytes into another
+    buffer (what any op that materialises its output costs at least once the output is
+    computed) for reference. (read ms, write ms, copy ms)"""
+    src = np.ones(max(1, in_bytes // 4), np.float32)
+    out = np.empty(max(1, out_bytes // 4), np.float32)
+    out2 = np.empty_like(out)
+    out.fill(1.0)
+    out2.fill(1.0)
+    return (median_ms(lambda: src.max(), budget_s / 3), median_ms(lambda: out.fill(0.5), budget_s / 3),
+            median_ms(lambda: np.copyto(out2, out), budget_s / 3))
+
+
+def median_ms(fn, budget_s):
+    fn()
+    ts, t_end = [], time.perf_counter() + budget_s
+    while len(ts) < 5 or time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ts)
 
 
 class Runner:
@@ -426,7 +497,9 @@ def section_ops(runner, args, results):
     cases += [case_three_nn(n, m), case_knn(n, m, 16),
               case_gather(64, n, m), case_group(64, n, m, 32),
               case_interp(64, m, n)]
-    rows = []
+    if args.op_filter:
+        cases = [c for c in cases if any(f.lower() in c.label.lower() for f in args.op_filter)]
+    rows, bw_rows = [], []
     for case in cases:
         ok, text, t_first = runner.check(case, args.threads[0])
         for t in args.threads:
@@ -440,15 +513,39 @@ def section_ops(runner, args, results):
                                        pointrt_calls=npt))
             print(f"  {case.label} threads={t}: pointrt {pm:.3f} ms, torch {tm:.2f} ms, "
                   f"{ratio:.1f}x ({text})", file=sys.stderr, flush=True)
+            if getattr(case, "out_bytes", None) is not None and t == 1:
+                rd, wr, cp = bandwidth_bound(case.in_bytes, case.out_bytes)
+                bound = rd + wr
+                torch.set_num_threads(1)
+                kern = torch_kernel_only(case)
+                tk = median_ms(kern, 1.0) if kern else None
+                bw_rows.append([case.label, f"{case.in_bytes / 2**20:.2f} / {case.out_bytes / 2**20:.2f}",
+                                fmt_ms(pm), fmt_ms(tm), fmt_ms(tk), fmt_ms(rd), fmt_ms(wr), fmt_ms(bound),
+                                f"{pm / bound:.1f}x", f"{tm / bound:.1f}x",
+                                f"{tk / bound:.1f}x" if tk else "-", fmt_ms(cp),
+                                fmt_ms(tm / 10) + (" ms" if tm / 10 >= bound else " ms: below the bound")])
+                results.setdefault("bandwidth", []).append(
+                    dict(op=case.label, in_bytes=case.in_bytes, out_bytes=case.out_bytes,
+                         pointrt_ms=pm, torch_ms=tm, torch_kernel_only_ms=tk, read_ms=rd, write_ms=wr, bound_ms=bound,
+                         copy_out_ms=cp))
+                print(f"    bound: read {rd:.3f} + write {wr:.3f} = {bound:.3f} ms, memcpy(out) "
+                      f"{cp:.3f} ms", file=sys.stderr, flush=True)
     table = md_table(["operator", "threads", "pointrt ms", "PyTorch ms", "torch / pointrt",
                       ">= 10x", "outputs (checked at 1st thread count)",
                       "timed calls (torch / pointrt)"], rows)
     print("\n### Operators at realistic sizes (median latency)\n\n" + table + "\n", flush=True)
+    if bw_rows:
+        table = md_table(["operator (1 thread)", "MiB read / written", "pointrt ms", "PyTorch ms",
+                          "PyTorch kernels only (out=) ms", "read bound ms", "write bound ms",
+                          "bound ms", "pointrt / bound", "PyTorch / bound",
+                          "PyTorch kernels only / bound", "memcpy(out) ms", "10x PyTorch needs pointrt at"], bw_rows)
+        print("\n### Data-movement operators against the memory-bandwidth bound\n\n" + table + "\n",
+              flush=True)
 
 
 def section_scaling(runner, args, results):
-    sizes = [4096 << i for i in range(6)]
-    if args.quick:
+    sizes = args.sizes or [4096 << i for i in range(6)]
+    if args.quick and not args.sizes:
         sizes = sizes[:2]
     families = [
         ("BallQuery", lambda n: case_ball(n, n // 4, round(0.1 * (16384 / n) ** (1 / 3), 5), 32)),
@@ -456,6 +553,8 @@ def section_scaling(runner, args, results):
         ("ThreeNN", lambda n: case_three_nn(n, n // 4)),
         ("FurthestPointSample", lambda n: case_fps(n, n // 4)),
     ]
+    if args.families:
+        families = [f for f in families if any(w.lower() in f[0].lower() for w in args.families)]
     for fam, make in families:
         rows = []
         for t in args.threads:
@@ -624,6 +723,13 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=None, help="default: 1 2")
     ap.add_argument("--sections", nargs="+", default=["ops", "scaling", "models"],
                     choices=["ops", "scaling", "models"])
+    ap.add_argument("--op-filter", nargs="+", default=None,
+                    help="ops section: only cases whose label contains one of these (case-insensitive)")
+    ap.add_argument("--families", nargs="+", default=None,
+                    help="scaling section: only these families (BallQuery, KNN, ThreeNN, "
+                         "FurthestPointSample; substring match)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None,
+                    help="scaling section: point counts (default 4096 ... 131072, doubling)")
     ap.add_argument("--models", nargs="+", default=["ssg", "msg_seg", "pvn3d"],
                     choices=["ssg", "msg_seg", "pvn3d"])
     ap.add_argument("--rounds", type=int, default=None, help="alternating rounds (default 3)")

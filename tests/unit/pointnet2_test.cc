@@ -14,9 +14,11 @@
 #include "onnx/onnx_pb.h"
 #include "ops/pointnet2/ball_query.h"
 #include "ops/pointnet2/furthest_point_sample.h"
+#include "ops/pointnet2/gather_kernels.h"
 #include "ops/pointnet2/gather_points.h"
 #include "ops/pointnet2/group_points.h"
 #include "ops/pointnet2/knn.h"
+#include "ops/pointnet2/spatial_grid.h"
 #include "ops/pointnet2/three_interpolate.h"
 #include "ops/pointnet2/three_nn.h"
 #include "pointrt/pointrt.h"
@@ -401,6 +403,26 @@ TEST(BallQuery, AdversarialClouds) {
   EXPECT_EQ(bq_opt(wide, wide, 1, 1000, 1000, {1e-3f, 4, 0.f}), bq_ref(wide, wide, 1, 1000, 1000, {1e-3f, 4, 0.f}));
 }
 
+TEST(BallQuery, StrategiesAndQueryOrder) {
+  // Centre counts around the prefetch distance and the OpenMP chunk (so prefetches cross batch
+  // ends), B = 3, radii giving about nsample/2, 2*nsample and 8*nsample hits per ball (the
+  // single-pass, single-pass/block boundary and block strategies), point counts 0, 1, odd and
+  // around powers of two, and a NaN centre (it goes through the sorted coordinate copy).
+  uint32_t seed = 2000;
+  const int64_t b = 3, nsample = 32;
+  for (int64_t n : {0, 1, 33, 2047, 2049})
+    for (int64_t m : {int64_t{0}, int64_t{1}, kPrefetchQueries - 1, kPrefetchQueries, kPrefetchQueries + 1, int64_t{17}, int64_t{257}})
+      for (double hits : {16.0, 64.0, 256.0}) {
+        auto xyz = uniform_cloud(b * n, seed++);
+        auto centres = uniform_cloud(b * m, seed++, -0.05f, 1.05f);
+        if (m > 3) centres[3 * (m + 2) + 1] = std::numeric_limits<float>::quiet_NaN();
+        const float radius = static_cast<float>(std::cbrt(hits / (4.18879 * std::max<int64_t>(n, 1))));
+        BallQueryAttrs a{radius, nsample, 0.f};
+        ASSERT_EQ(bq_opt(xyz, centres, b, n, m, a), bq_ref(xyz, centres, b, n, m, a))
+            << "n=" << n << " m=" << m << " hits=" << hits;
+      }
+}
+
 TEST(BallQuery, SessionAndErrors) {
   auto xyz = uniform_cloud(2 * 64, 20);
   auto c = uniform_cloud(2 * 5, 21);
@@ -476,6 +498,22 @@ TEST(KNN, RandomMatchesReference) {
   auto xyz = uniform_cloud(50, 7);
   expect_knn_match(xyz, xyz, 1, 50, 50, 50);  // k = N
   expect_knn_match(xyz, {}, 1, 50, 0, 5);     // M = 0
+}
+
+TEST(KNN, QueryOrderAcrossBatches) {
+  // Prefetching looks kPrefetchQueries ahead, across batch ends, including into a batch that
+  // takes the exhaustive path (a non-finite point) and has no sorted query copy.
+  uint32_t seed = 2100;
+  for (int64_t m : {int64_t{1}, kPrefetchQueries - 1, kPrefetchQueries, kPrefetchQueries + 1, int64_t{33}})
+    for (int64_t n : {17, 1025}) {
+      const int64_t b = 3;
+      auto xyz = uniform_cloud(b * n, seed++);
+      auto q = uniform_cloud(b * m, seed++, -0.1f, 1.1f);
+      expect_knn_match(xyz, q, b, n, m, 5);
+      xyz[3 * n + 4] = std::numeric_limits<float>::infinity();  // batch 1 goes exhaustive
+      q[0] = std::numeric_limits<float>::quiet_NaN();
+      expect_knn_match(xyz, q, b, n, m, 5);
+    }
 }
 
 TEST(KNN, AdversarialClouds) {
@@ -605,6 +643,18 @@ TEST(ThreeNN, RandomAndAdversarial) {
   EXPECT_EQ(r.dist[3], 1e20f);  // the NaN query
 }
 
+TEST(ThreeNN, QueryOrderAcrossBatches) {
+  uint32_t seed = 2200;
+  for (int64_t n : {int64_t{1}, kPrefetchQueries - 1, kPrefetchQueries, kPrefetchQueries + 1, int64_t{65}})
+    for (int64_t m : {1, 4, 1025}) {
+      const int64_t b = 3;
+      auto known = uniform_cloud(b * m, seed++);
+      auto u = uniform_cloud(b * n, seed++, -0.2f, 1.2f);
+      u[3 * (b * n - 1)] = std::numeric_limits<float>::quiet_NaN();
+      expect_three_nn_match(u, known, b, n, m);
+    }
+}
+
 TEST(ThreeNN, SessionAndErrors) {
   auto u = uniform_cloud(10, 70), k = uniform_cloud(8, 71);
   auto out = run_node("ThreeNN", {{"unknown", floats({1, 3, 3}, std::vector<float>(u.begin(), u.begin() + 9))},
@@ -658,6 +708,71 @@ void check_gathers(uint32_t seed) {
 
 TEST(Gathers, MatchReferenceInt32) { check_gathers<int32_t>(800); }
 TEST(Gathers, MatchReferenceInt64) { check_gathers<int64_t>(900); }
+
+// Sizes around the kernels' tiles (16-index/16-channel blocks of the point-major path,
+// ThreeInterpolate's 512-point tiles, partial channel blocks: rows of 40000/49153 floats give
+// blocks of 2 channels), both paths of each operator, and outputs large enough for streaming
+// stores (with scalar heads up to the first 64-byte boundary).
+template <typename Index>
+void check_blocked_gathers(uint32_t seed) {
+  const int64_t kIndexTile = 1024;
+  const int64_t b = 2;
+  // n = 40000 (rows longer than L1) with 17 channels (two 16-channel chunks) takes the
+  // point-major path when M*S >= n; the rest the row-by-row gather.
+  for (int64_t n : {int64_t{300}, int64_t{40000}})
+    for (int64_t c : {1, 5, 17})
+      for (int64_t m : {kIndexTile - 1, kIndexTile, kIndexTile + 1, 2 * kIndexTile + 1}) {
+        auto f = uniform_cloud(b * c * n, seed++);
+        f.resize(static_cast<size_t>(b * c * n));
+        auto idx = random_indices<Index>(b * m, n, seed++);
+        std::vector<float> a(static_cast<size_t>(b * c * m), -1.f), r(a.size(), -2.f);
+        gather_points(f.data(), idx.data(), b, c, n, m, a.data());
+        gather_points_ref(f.data(), idx.data(), b, c, n, m, r.data());
+        ASSERT_EQ(a, r) << "gather n=" << n << " c=" << c << " m=" << m;
+        const int64_t s = n > 1000 ? 20 : 3;  // M*S >= n for the long rows
+        auto gidx = random_indices<Index>(b * m * s, n, seed++);
+        std::vector<float> ga(static_cast<size_t>(b * c * m * s), -1.f), gr(ga.size(), -2.f);
+        group_points(f.data(), gidx.data(), b, c, n, m, s, ga.data());
+        group_points_ref(f.data(), gidx.data(), b, c, n, m, s, gr.data());
+        ASSERT_EQ(ga, gr) << "group n=" << n << " c=" << c << " m=" << m;
+      }
+  for (int64_t points : {1, 15, 16, 17, 511, 512, 513, 1025})
+    for (int64_t m : {3, 49153}) {  // 49153 features per row: channel blocks of 2
+      const int64_t c = 5;
+      auto f = uniform_cloud(b * c * m, seed++);
+      f.resize(static_cast<size_t>(b * c * m));
+      auto tidx = random_indices<Index>(b * points * 3, m, seed++);
+      auto w = uniform_cloud(b * points, seed++);
+      std::vector<float> ta(static_cast<size_t>(b * c * points), -1.f), tr(ta.size(), -2.f);
+      three_interpolate(f.data(), tidx.data(), w.data(), b, c, m, points, ta.data());
+      three_interpolate_ref(f.data(), tidx.data(), w.data(), b, c, m, points, tr.data());
+      ASSERT_EQ(ta, tr) << "interpolate points=" << points << " m=" << m;
+    }
+  // Streaming stores: outputs over gather_detail::kStreamOutputBytes. 3 channels take the
+  // row-by-row gather / ThreeInterpolate's channel-block path (odd rows), 12 and 17 the
+  // point-major ones (rows a multiple of 16 long: streamed after a scalar head up to the first
+  // 64-byte boundary); feature rows of 9001 floats are longer than L1.
+  for (int64_t c : {3, 12, 17}) {
+    const int64_t row = c == 3 ? gather_detail::kStreamOutputBytes / 4 / c + 7
+                               : (gather_detail::kStreamOutputBytes / 4 / c / 16 + 1) * 16;
+    const int64_t n = 9001;
+    auto f = uniform_cloud(c * n, seed++);
+    f.resize(static_cast<size_t>(c * n));
+    auto idx = random_indices<Index>(row, n, seed++);
+    std::vector<float> a(static_cast<size_t>(c * row), -1.f), r(a.size(), -2.f);
+    group_points(f.data(), idx.data(), 1, c, n, row, 1, a.data());
+    group_points_ref(f.data(), idx.data(), 1, c, n, row, 1, r.data());
+    ASSERT_TRUE(a == r) << "streamed group, c=" << c;
+    auto tidx = random_indices<Index>(row * 3, n, seed++);
+    auto w = uniform_cloud(row, seed++);
+    three_interpolate(f.data(), tidx.data(), w.data(), 1, c, n, row, a.data());
+    three_interpolate_ref(f.data(), tidx.data(), w.data(), 1, c, n, row, r.data());
+    ASSERT_TRUE(a == r) << "streamed interpolate, c=" << c;
+  }
+}
+
+TEST(Gathers, BlockedSizesInt32) { check_blocked_gathers<int32_t>(3000); }
+TEST(Gathers, BlockedSizesInt64) { check_blocked_gathers<int64_t>(4000); }
 
 TEST(Gathers, ThreeInterpolateOrder) {
   // (w0*f0 + w1*f1) + w2*f2 in float32: 1e8 + 1 - 1e8 is 0 in this order, not 1.

@@ -5,7 +5,9 @@ PointNet++ family) exactly: same indices, same order, same tie and fill rules.  
 CPU or CUDA tensors without any compiled extension, and are vectorised over points (only
 FurthestPointSample loops, over ``npoint``).  Each Function's ``symbolic`` writes the
 ``pointrt`` node, so ``torch.onnx.export`` (or :func:`pointrt.export`) produces a file the
-pointrt runtime executes.
+pointrt runtime executes.  Every ``forward`` runs outside the ONNX tracer (``@untraced``): the
+values are computed as usual, but the tracer records only the Function's node, whose
+``symbolic`` replaces it anyway (tracing FPS's npoint-step loop op by op took minutes).
 
 Conventions (OPS.md "General rules"):
   * floating tensors are float32; index outputs are int32; index inputs may be int32 or int64;
@@ -21,7 +23,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
-from torch.autograd import Function
+
+from ._tracing import UntracedFunction, untraced
 
 __all__ = [
     "FurthestPointSample", "GatherPoints", "BallQuery", "GroupPoints", "ThreeNN",
@@ -131,7 +134,7 @@ def _dim(v, i: int) -> Optional[int]:
 
 # ----------------------------------------------------------------------------- FPS
 
-class FurthestPointSample(Function):
+class FurthestPointSample(UntracedFunction):
     """``idx = FurthestPointSample(xyz [B,N,3], npoint, ignore_origin=0) -> [B, npoint] int32``.
 
     ``idx[:, 0] = 0``; each next index is the candidate with the largest running minimum squared
@@ -141,20 +144,14 @@ class FurthestPointSample(Function):
     """
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, npoint: int, ignore_origin: int = 0) -> torch.Tensor:
         op = "FurthestPointSample"
         _check_xyz(op, "xyz", xyz)
         npoint = int(npoint)
         if npoint < 1:
             raise _err(op, f"attribute 'npoint' must be >= 1, got {npoint}")
-        # The npoint-long loop runs outside torch's tracer: during export only the node's
-        # symbolic matters, and tracing thousands of small ops made PVN3D's export take minutes.
-        tracing_state = torch._C._get_tracing_state()
-        torch._C._set_tracing_state(None)
-        try:
-            out = FurthestPointSample._sample(xyz, npoint, ignore_origin)
-        finally:
-            torch._C._set_tracing_state(tracing_state)
+        out = FurthestPointSample._sample(xyz, npoint, ignore_origin)
         ctx.mark_non_differentiable(out)
         return out
 
@@ -204,10 +201,11 @@ def _gather_points(features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return features.gather(2, idx.view(B, 1, M).expand(B, C, M))
 
 
-class GatherPoints(Function):
+class GatherPoints(UntracedFunction):
     """``out[b, c, m] = features[b, c, idx[b, m]]``: features [B,C,N], idx [B,M] -> [B,C,M]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         op = "GatherPoints"
         if features.dim() != 3:
@@ -238,7 +236,7 @@ class GatherPoints(Function):
 
 # ----------------------------------------------------------------------------- BallQuery
 
-class BallQuery(Function):
+class BallQuery(UntracedFunction):
     """``idx = BallQuery(xyz [B,N,3], new_xyz [B,M,3]; radius, nsample, min_radius=0)``.
 
     Per centre, scan points in order; accept ``d2 == 0 or (min_r^2 <= d2 < r^2)``.  The first
@@ -247,6 +245,7 @@ class BallQuery(Function):
     """
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, new_xyz: torch.Tensor, radius: float, nsample: int,
                 min_radius: float = 0.0) -> torch.Tensor:
         op = "BallQuery"
@@ -300,10 +299,11 @@ class BallQuery(Function):
 
 # ----------------------------------------------------------------------------- GroupPoints
 
-class GroupPoints(Function):
+class GroupPoints(UntracedFunction):
     """``out[b, c, m, s] = features[b, c, idx[b, m, s]]``: [B,C,N], [B,M,S] -> [B,C,M,S]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         op = "GroupPoints"
         if features.dim() != 3:
@@ -350,12 +350,13 @@ def _k_smallest_stable(d2: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Te
     return torch.cat(vals, -1), torch.cat(idxs, -1)
 
 
-class ThreeNN(Function):
+class ThreeNN(UntracedFunction):
     """``dist, idx = ThreeNN(unknown [B,n,3], known [B,m,3])``: the three nearest known points,
     ascending by d2, ties to the lower index; ``dist = sqrt(d2)``; for m < 3 the missing slots
     get index 0 and distance 1e20."""
 
     @staticmethod
+    @untraced
     def forward(ctx, unknown: torch.Tensor, known: torch.Tensor):
         op = "ThreeNN"
         _check_xyz(op, "unknown", unknown, allow_empty=True)
@@ -391,11 +392,12 @@ class ThreeNN(Function):
 
 # ----------------------------------------------------------------------------- ThreeInterpolate
 
-class ThreeInterpolate(Function):
+class ThreeInterpolate(UntracedFunction):
     """``out[b,c,i] = w0*f[idx0] + w1*f[idx1] + w2*f[idx2]`` (summed in that order):
     features [B,C,m], idx [B,n,3], weight [B,n,3] -> [B,C,n]."""
 
     @staticmethod
+    @untraced
     def forward(ctx, features: torch.Tensor, idx: torch.Tensor, weight: torch.Tensor):
         op = "ThreeInterpolate"
         if features.dim() != 3:
@@ -437,11 +439,12 @@ class ThreeInterpolate(Function):
 
 # ----------------------------------------------------------------------------- KNN
 
-class KNN(Function):
+class KNN(UntracedFunction):
     """``idx, dist2 = KNN(xyz [B,N,3], new_xyz [B,M,3]; k)``: the k nearest points of each
     query, ascending by squared distance, ties to the lower index.  ``k <= N``."""
 
     @staticmethod
+    @untraced
     def forward(ctx, xyz: torch.Tensor, new_xyz: torch.Tensor, k: int):
         op = "KNN"
         _check_xyz(op, "xyz", xyz)

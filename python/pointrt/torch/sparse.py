@@ -18,6 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor, nn
 
+from ._tracing import NotTraced
+
 IntTriple = Union[int, Sequence[int]]
 
 
@@ -47,15 +49,8 @@ def _apply(function, *args):
     return function.apply(*args)
 
 
-class _NotTraced:
-    """Runs site pairing outside the ONNX tracer: it is recomputed by the runtime, not exported."""
-
-    def __enter__(self) -> None:
-        self._state = torch._C._get_tracing_state()
-        torch._C._set_tracing_state(None)
-
-    def __exit__(self, *exc) -> None:
-        torch._C._set_tracing_state(self._state)
+# Site pairing etc. run outside the ONNX tracer: recomputed by the runtime, not exported.
+_NotTraced = NotTraced
 
 
 # --------------------------------------------------------------------------- site keys

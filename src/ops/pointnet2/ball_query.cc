@@ -1,12 +1,18 @@
 // Optimised BallQuery.
 //
-// A grid per batch with cells of side ~radius; a centre's ball overlaps at most 3x3x3 cells.
-// Inside a cell the points are in increasing index (spatial_grid.h), which lets a centre walk
-// its cells in blocks of point indices [lo, hi): every hit of a block precedes every hit of the
-// next block, so after sorting one block's hits (few) the output is in point order, and the
-// walk stops at the first block that completes nsample hits. The block length is chosen from
-// the expected hit count, so a big ball (many hits) reads only a short prefix of the candidates
-// while a small ball (fewer hits than nsample) is done in one pass.
+// A grid per batch with cells of side ~radius; a centre's ball overlaps at most 3x3x3 cells,
+// and the cells of one x-row of that box are one contiguous span of the grid's cell-ordered
+// SoA coordinates. Inside a cell the points are in increasing index (spatial_grid.h). Per
+// centre, a cost model picks one of three strategies (all return exactly the reference's
+// indices):
+//  - single pass (balls with up to a few times nsample hits, the common case): test every
+//    candidate row by row, sort the hits by index, keep the first nsample;
+//  - blocks (big balls): walk the cells in blocks of point indices [lo, hi): every hit of a
+//    block precedes every hit of the next block, so after sorting one block's hits the output
+//    is in point order, and the walk stops at the first block that completes nsample hits;
+//  - in point order over an index-ordered copy (balls holding a large share of the cloud).
+// Centres are processed in grid-cell order from a sorted copy of their coordinates, with the
+// result rows prefetched a few centres ahead (spatial_grid.h QueryOrder).
 #include <omp.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -41,7 +47,8 @@ struct Span {
 };
 
 struct Scratch {
-  std::vector<Span> spans;
+  std::vector<Span> spans;  // one per x-row of the cell box
+  std::vector<Span> cells;  // one per non-empty cell (block strategy)
   std::vector<int32_t> hits;
   std::vector<int32_t> sorted, bucket_count;
 };
@@ -139,8 +146,8 @@ void scan_in_order(const float* pts, int64_t n, const float* centre, const BallQ
   for (int64_t s = count; s < a.nsample; ++s) out[s] = count ? out[0] : 0;
 }
 
-// Rough costs in nanoseconds of the two strategies, to pick one per centre (the result is the
-// same either way).
+// Rough costs in nanoseconds of the strategies, to pick one per centre (the result is the
+// same whichever runs).
 constexpr double kTestCost = 0.2, kSpanCost = 8, kSortCostPerHit = 4;
 
 void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, double reach,
@@ -152,42 +159,63 @@ void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQ
   int64_t lo[3], hi[3];
   int64_t count = 0;
   if (g.inserted > 0 && g.range(centre, reach, lo, hi)) {
+    // The cells of one x-row of the box are consecutive in `order`: one span per row.
     sc.spans.clear();
     int64_t candidates = 0;
     for (int64_t z = lo[2]; z <= hi[2]; ++z)
-      for (int64_t y = lo[1]; y <= hi[1]; ++y)
-        for (int64_t x = lo[0]; x <= hi[0]; ++x) {
-          int64_t id = g.cell_id(x, y, z);
-          int32_t b = g.cell_start[id], e = g.cell_start[id + 1];
-          if (b < e) {
-            sc.spans.push_back({b, e});
-            candidates += e - b;
-          }
+      for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+        int32_t b = g.cell_start[g.cell_id(lo[0], y, z)], e = g.cell_start[g.cell_id(hi[0], y, z) + 1];
+        if (b < e) {
+          sc.spans.push_back({b, e});
+          candidates += e - b;
         }
+      }
     if (candidates > 0) {
+      const int64_t cells = static_cast<int64_t>(sc.spans.size()) * (hi[0] - lo[0] + 1);
       // Expected hits: candidates times the ball's share of the scanned cell box.
       double box = static_cast<double>((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1)) * g.cell * g.cell * g.cell;
       double ball = 4.18879 * static_cast<double>(a.radius) * a.radius * a.radius;
       double expected = std::max(1e-9, static_cast<double>(candidates) * std::min(1.0, ball / box));
       double want = static_cast<double>(nsample);
+      // (1) in point order over the whole cloud until nsample hits (big balls);
       double in_order_cost = kTestCost * std::min(static_cast<double>(n), want * static_cast<double>(n) / expected);
-      double grid_tests = static_cast<double>(candidates) * std::min(1.0, 2.0 * want / expected);
-      double grid_cost = kTestCost * grid_tests + kSpanCost * static_cast<double>(sc.spans.size()) +
-                         kSortCostPerHit * std::min(expected, 2.0 * want);
+      // (2) every candidate once, row by row, then sort all hits (balls with few hits);
+      double single_cost = kTestCost * static_cast<double>(candidates) + kSpanCost * static_cast<double>(sc.spans.size()) +
+                           kSortCostPerHit * expected;
+      // (3) cell by cell in blocks of point indices, stopping at the first block with nsample.
+      double block_tests = static_cast<double>(candidates) * std::min(1.0, 2.0 * want / expected);
+      double block_cost = kTestCost * block_tests + kSpanCost * static_cast<double>(cells) +
+                          kSortCostPerHit * std::min(expected, 2.0 * want);
       if (sc.hits.size() < static_cast<size_t>(std::max<int64_t>(candidates, nsample + 64) + 16))
         sc.hits.resize(static_cast<size_t>(std::max<int64_t>(candidates, nsample + 64) + 16));
       int32_t* hits = sc.hits.data();
-      if (in_order_cost < grid_cost) {
+      if (in_order_cost < std::min(single_cost, block_cost)) {
         count = scan_prefix(bi, n, centre, a, hits);
         std::copy(hits, hits + count, out);
+      } else if (single_cost <= block_cost) {
+        int64_t found = 0;
+        for (const Span& s : sc.spans)
+          found += accept_range(g.x.data() + s.cursor, g.y.data() + s.cursor, g.z.data() + s.cursor,
+                                g.order.data() + s.cursor, 0, s.end - s.cursor, cx, cy, cz, r2, min_r2, hits + found);
+        sort_hits(hits, found, 0, n, sc);
+        count = std::min(found, nsample);
+        std::copy(hits, hits + count, out);
       } else {
+        // Per-cell spans: inside a cell the points are in increasing index.
+        sc.cells.clear();
+        for (int64_t z = lo[2]; z <= hi[2]; ++z)
+          for (int64_t y = lo[1]; y <= hi[1]; ++y)
+            for (int64_t x = lo[0]; x <= hi[0]; ++x) {
+              int64_t id = g.cell_id(x, y, z);
+              if (g.cell_start[id] < g.cell_start[id + 1]) sc.cells.push_back({g.cell_start[id], g.cell_start[id + 1]});
+            }
         int64_t block = n;  // one pass over all candidates
         if (expected > 2.0 * want)
           block = std::max<int64_t>(256, static_cast<int64_t>(static_cast<double>(n) * 2.0 * want / expected));
         for (int64_t block_begin = 0; block_begin < n && count < nsample; block_begin += block) {
           const int64_t block_end = std::min(n, block_begin + block);
           int64_t found = 0;
-          for (Span& s : sc.spans) {
+          for (Span& s : sc.cells) {
             const int32_t* first = g.order.data() + s.cursor;
             // Cells list their points in increasing index: the block's part is a prefix.
             int32_t stop = block_end == n ? s.end
@@ -235,9 +263,9 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
       bi.z[k] = pts[3 * k + 2];
     }
   }
-  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+  std::vector<QueryOrder> visit(static_cast<size_t>(batch));
 #pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
-  for (int64_t b = 0; b < batch; ++b) visit[b] = queries_by_cell(index[b].grid, new_xyz + b * m * 3, m);
+  for (int64_t b = 0; b < batch; ++b) visit[b] = order_queries(index[b].grid, new_xyz + b * m * 3, m);
   const int64_t queries = batch * m;
 #pragma omp parallel if (queries > 64)
   {
@@ -245,8 +273,13 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
 #pragma omp for schedule(dynamic, 16)
     for (int64_t slot = 0; slot < queries; ++slot) {
       const int64_t b = slot / m;
-      const int64_t q = b * m + visit[b][slot % m];
-      const float* centre = new_xyz + q * 3;
+      const int64_t q = b * m + visit[b].visit[slot % m];
+      if (slot + kPrefetchQueries < queries) {
+        const int64_t ahead = slot + kPrefetchQueries, ab = ahead / m;
+        prefetch_for_write(idx + (ab * m + visit[ab].visit[ahead % m]) * attrs.nsample,
+                           static_cast<size_t>(attrs.nsample) * 4);
+      }
+      const float* centre = visit[b].xyz.data() + (slot % m) * 3;
       int32_t* out = idx + q * attrs.nsample;
       if (!is_finite_point(centre)) scan_in_order(xyz + b * n * 3, n, centre, attrs, out);
       else query_one(index[b], n, centre, attrs, reach, scratch, out);

@@ -44,8 +44,9 @@ POINTNET2_HD inline bool ball_query_accepts(float d2, float radius2, float min_r
 void ball_query_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m,
                     const BallQueryAttrs& attrs, int32_t* idx);
 /// Optimised: one uniform grid per batch (cell = radius); each centre scans only the cells
-/// overlapping its ball, in blocks of increasing point index so that it can stop as soon as
-/// nsample hits are certain to be the first ones. OpenMP over batches (grid build) and queries.
+/// overlapping its ball — in one pass over the box's x-row spans, or in blocks of increasing
+/// point index so that it can stop as soon as nsample hits are certain to be the first ones
+/// (ball_query.cc). OpenMP over batches (grid build) and queries.
 void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m,
                 const BallQueryAttrs& attrs, int32_t* idx);
 

@@ -25,7 +25,8 @@ POINTNET2_HD inline float gather_one(const float* row, const Index* idx, int64_t
 template <typename Index>
 void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
                        int64_t m, float* out);
-/// Optimised: OpenMP over (b, c) rows, contiguous output rows.
+/// Optimised: OpenMP over (b, c) rows; with M >= N, rows longer than L1 and >= 12 channels, a
+/// point-major copy of the features and 16x16 register transposes (gather_kernels.h).
 template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                    float* out);

@@ -17,7 +17,7 @@ namespace pointnet2 {
 template <typename Index>
 void group_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
                       int64_t m, int64_t s, float* out);
-/// Optimised: a gather of M*S points per (b, c) row (gather_one), OpenMP over rows.
+/// Optimised: gather_points over the M*S indices of each batch.
 template <typename Index>
 void group_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                   int64_t s, float* out);

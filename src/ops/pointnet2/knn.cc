@@ -93,16 +93,23 @@ void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64
     double cell = cell_size_for_cell_count(bounds, static_cast<double>(n) / per_cell);
     build_grid(grids[b], pts, n, bounds, cell, 4 * n + 64);
   }
-  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+  std::vector<QueryOrder> visit(static_cast<size_t>(batch));
 #pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
   for (int64_t b = 0; b < batch; ++b)
-    if (!exhaustive_batch[b]) visit[b] = queries_by_cell(grids[b], new_xyz + b * m * 3, m);
+    if (!exhaustive_batch[b]) visit[b] = order_queries(grids[b], new_xyz + b * m * 3, m);
   const int64_t queries = batch * m;
 #pragma omp parallel for schedule(dynamic, 16) if (queries > 64)
   for (int64_t slot = 0; slot < queries; ++slot) {
     const int64_t b = slot / m;
-    const int64_t q = visit[b].empty() ? slot : b * m + visit[b][slot % m];
-    const float* query = new_xyz + q * 3;
+    const bool sorted = !visit[b].visit.empty();
+    const int64_t q = sorted ? b * m + visit[b].visit[slot % m] : slot;
+    if (slot + kPrefetchQueries < queries) {
+      const int64_t ahead = slot + kPrefetchQueries, ab = ahead / m;
+      const int64_t aq = visit[ab].visit.empty() ? ahead : ab * m + visit[ab].visit[ahead % m];
+      prefetch_for_write(dist2 + aq * k, static_cast<size_t>(k) * 4);
+      prefetch_for_write(idx + aq * k, static_cast<size_t>(k) * 4);
+    }
+    const float* query = sorted ? visit[b].xyz.data() + (slot % m) * 3 : new_xyz + q * 3;
     float* d2s = dist2 + q * k;
     int32_t* ids = idx + q * k;
     if (exhaustive_batch[b] || !is_finite_point(query)) {

@@ -81,6 +81,19 @@ std::vector<int32_t> queries_by_cell(const SpatialGrid& g, const float* queries,
   return order;
 }
 
+QueryOrder order_queries(const SpatialGrid& g, const float* queries, int64_t m) {
+  QueryOrder o;
+  o.visit = queries_by_cell(g, queries, m);
+  o.xyz.resize(static_cast<size_t>(m) * 3);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* q = queries + 3 * static_cast<int64_t>(o.visit[i]);
+    o.xyz[3 * i] = q[0];
+    o.xyz[3 * i + 1] = q[1];
+    o.xyz[3 * i + 2] = q[2];
+  }
+  return o;
+}
+
 void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& b, double cell, int64_t max_cells) {
   if (!(cell > 0) || !std::isfinite(cell)) cell = 1.0;
   // Cell ids are stored as int32.

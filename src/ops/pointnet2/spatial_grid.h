@@ -64,6 +64,29 @@ struct SpatialGrid {
 /// that consecutive queries read the same cells: a large cloud then stays in cache.
 std::vector<int32_t> queries_by_cell(const SpatialGrid& g, const float* queries, int64_t m);
 
+/// The queries of one batch in the order the searches process them: visit[i] is the original
+/// index of the i-th query (queries_by_cell order) and xyz[3i .. 3i+2] its coordinates, copied
+/// so that the search loop reads them sequentially instead of one random cache line per query
+/// (which, with the scattered result rows, is what made the cost per query grow with N once the
+/// queries and outputs no longer fit in L2). Results are still written at the original index.
+struct QueryOrder {
+  std::vector<int32_t> visit;
+  std::vector<float> xyz;
+};
+QueryOrder order_queries(const SpatialGrid& g, const float* queries, int64_t m);
+
+/// Prefetch (for writing) the `bytes` bytes at p: the result row of a query a few iterations
+/// ahead, so that its cache-line misses overlap with the current query's work.
+inline void prefetch_for_write(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  bytes = std::min<size_t>(bytes, 512);  // the head of a long row is enough to overlap misses
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 1, 3);
+  if (bytes) __builtin_prefetch(c + bytes - 1, 1, 3);
+}
+
+/// How many queries ahead the search loops prefetch result rows.
+constexpr int64_t kPrefetchQueries = 8;
+
 /// A cell size that gives about `target_cells` cells over the bounds (at least 1 cell).
 double cell_size_for_cell_count(const PointBounds& b, double target_cells);
 

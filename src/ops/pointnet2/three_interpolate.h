@@ -26,7 +26,9 @@ POINTNET2_HD inline float three_interpolate_one(float f0, float f1, float f2, fl
 template <typename Index>
 void three_interpolate_ref(const float* features, const Index* idx, const float* weight, int64_t batch,
                            int64_t channels, int64_t m, int64_t n, float* out);
-/// Optimised: OpenMP over (b, c) rows, contiguous output rows.
+/// Optimised: with n >= m, a point-major copy of the features, 16 channels per load and 16x16
+/// register transposes; otherwise point tiles whose indices/weights are turned into SoA once
+/// and used by a block of channels whose rows stay in L2, AVX-512 gathers. OpenMP over tiles.
 template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
                        int64_t m, int64_t n, float* out);

@@ -21,16 +21,22 @@ void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n
     double cell = cell_size_for_cell_count(bounds, static_cast<double>(bounds.finite) / 2.0);
     build_grid(grids[b], pts, m, bounds, cell, 4 * m + 64);
   }
-  std::vector<std::vector<int32_t>> visit(static_cast<size_t>(batch));
+  std::vector<QueryOrder> visit(static_cast<size_t>(batch));
 #pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
-  for (int64_t b = 0; b < batch; ++b) visit[b] = queries_by_cell(grids[b], unknown + b * n * 3, n);
+  for (int64_t b = 0; b < batch; ++b) visit[b] = order_queries(grids[b], unknown + b * n * 3, n);
   const int64_t queries = batch * n;
 #pragma omp parallel for schedule(dynamic, 32) if (queries > 64)
   for (int64_t slot = 0; slot < queries; ++slot) {
     const int64_t b = slot / n;
-    const int64_t q = b * n + visit[b][slot % n];
+    const int64_t q = b * n + visit[b].visit[slot % n];
+    if (slot + kPrefetchQueries < queries) {
+      const int64_t ahead = slot + kPrefetchQueries, ab = ahead / n;
+      const int64_t aq = ab * n + visit[ab].visit[ahead % n];
+      prefetch_for_write(dist + aq * 3, 12);
+      prefetch_for_write(idx + aq * 3, 12);
+    }
     const SpatialGrid& g = grids[b];
-    const float* query = unknown + q * 3;
+    const float* query = visit[b].xyz.data() + (slot % n) * 3;
     float d2s[3];
     int32_t ids[3];
     int64_t count = 0;

@@ -23,9 +23,9 @@ from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
-from torch.autograd import Function
 
 from .. import ops as _ops
+from .._tracing import UntracedFunction  # forwards run outside the ONNX tracer (see _tracing)
 
 __all__ = [
     "FurthestPointSampling", "GatherOperation", "ThreeNN", "ThreeInterpolate",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-class FurthestPointSampling(Function):
+class FurthestPointSampling(UntracedFunction):
     """``FurthestPointSampling.apply(xyz [B,N,3], npoint) -> [B, npoint] int32``."""
 
     @staticmethod
@@ -53,7 +53,7 @@ class FurthestPointSampling(Function):
 furthest_point_sample = FurthestPointSampling.apply
 
 
-class GatherOperation(Function):
+class GatherOperation(UntracedFunction):
     """``GatherOperation.apply(features [B,C,N], idx [B,M]) -> [B,C,M]``."""
 
     @staticmethod
@@ -72,7 +72,7 @@ class GatherOperation(Function):
 gather_operation = GatherOperation.apply
 
 
-class ThreeNN(Function):
+class ThreeNN(UntracedFunction):
     """``ThreeNN.apply(unknown [B,n,3], known [B,m,3]) -> (dist [B,n,3], idx [B,n,3] int32)``;
     ``dist`` is the Euclidean distance (the reference wrapper's ``sqrt``)."""
 
@@ -92,7 +92,7 @@ class ThreeNN(Function):
 three_nn = ThreeNN.apply
 
 
-class ThreeInterpolate(Function):
+class ThreeInterpolate(UntracedFunction):
     """``ThreeInterpolate.apply(features [B,C,m], idx [B,n,3], weight [B,n,3]) -> [B,C,n]``."""
 
     @staticmethod
@@ -111,7 +111,7 @@ class ThreeInterpolate(Function):
 three_interpolate = ThreeInterpolate.apply
 
 
-class GroupingOperation(Function):
+class GroupingOperation(UntracedFunction):
     """``GroupingOperation.apply(features [B,C,N], idx [B,M,S]) -> [B,C,M,S]``."""
 
     @staticmethod
@@ -130,7 +130,7 @@ class GroupingOperation(Function):
 grouping_operation = GroupingOperation.apply
 
 
-class BallQuery(Function):
+class BallQuery(UntracedFunction):
     """``BallQuery.apply(radius, nsample, xyz [B,N,3], new_xyz [B,M,3]) -> [B,M,nsample]``
     (the reference's argument order: radius and nsample first)."""
 

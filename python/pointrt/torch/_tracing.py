@@ -1,0 +1,56 @@
+"""Helpers for running Python code outside torch's ONNX tracer.
+
+During ``torch.onnx.export`` only a custom Function's ``symbolic`` ends up in the file; the ops
+its pure-PyTorch ``forward`` runs are recorded by the tracer and then thrown away. For the
+PointNet++ and sparse Functions that is thousands of small ops (FPS loops over ``npoint``), which
+made exporting PVN3D take minutes. Code run under :class:`NotTraced` executes normally (the
+values are still computed, so shapes and later ops see real data) but is not recorded.
+"""
+import functools
+
+import torch
+
+__all__ = ["NotTraced", "untraced", "UntracedFunction"]
+
+
+class NotTraced:
+    """Context manager: suspends the tracer (if any) and restores it on exit."""
+
+    def __enter__(self) -> None:
+        self._state = torch._C._get_tracing_state()
+        torch._C._set_tracing_state(None)
+
+    def __exit__(self, *exc) -> None:
+        torch._C._set_tracing_state(self._state)
+
+
+def untraced(fn):
+    """Decorator for ``Function.forward``: its body runs under :class:`NotTraced`.
+
+    ``Function.apply`` itself stays traced, so the tracer still records the Function's node
+    (and its ``symbolic`` writes the ONNX node); only the ops inside the body are skipped.
+    Outside tracing this costs one C call."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if torch._C._get_tracing_state() is None:
+            return fn(*args, **kwargs)
+        with NotTraced():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+class UntracedFunction(torch.autograd.Function):
+    """An autograd Function whose ``forward`` (decorate it with :func:`untraced`) runs outside
+    the tracer. While tracing, ``apply`` also runs without autograd: torch 1.13's tracer cannot
+    record an output that requires grad but was computed untraced ("Cannot insert a Tensor
+    that requires grad as a constant"); the traced graph is the same either way (only the
+    Function's node is recorded, and its ``symbolic`` is what gets exported)."""
+
+    @classmethod
+    def apply(cls, *args):
+        if torch._C._get_tracing_state() is not None:
+            with torch.no_grad():
+                return super().apply(*args)
+        return super().apply(*args)
