@@ -68,8 +68,8 @@ class PySession {
     SessionOptions o;
     o.intra_op_threads = threads;
     o.optimize = optimize;
-    model_ = Model::load(path);
-    session_ = std::make_unique<Session>(model_, o);
+    // No Model kept: after prepare only the session's (packed) weights stay in memory.
+    session_ = std::make_unique<Session>(Model::load(path), o);
   }
   std::vector<std::string> input_names() const {
     std::vector<std::string> r;
@@ -104,7 +104,6 @@ class PySession {
   std::vector<std::string> plan() const { return session_->execution_plan(); }
 
  private:
-  Model model_;
   std::unique_ptr<Session> session_;
 };
 

@@ -1,4 +1,5 @@
 // The `pointrt` command line: inspect, run, bench, list-ops.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "core/common.h"
 #include "graph/onnx_import.h"
@@ -136,10 +138,9 @@ void print_top_classes(const Tensor& logits, const std::string& labels_file, int
 
 int cmd_run(const std::string& path, const InputOptions& in, const std::string& output_dir, const std::string& ref,
             double atol, double rtol, int threads, const std::string& labels, int top) {
-  Model model = Model::load(path);
   SessionOptions so;
   so.intra_op_threads = threads;
-  Session session(model, so);
+  Session session(Model::load(path), so);
   auto feeds = make_feeds(session.inputs(), in);
   auto t0 = std::chrono::steady_clock::now();
   auto outputs = session.run(feeds);
@@ -173,18 +174,40 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Resident memory now (MiB), and malloc's view of it: bytes in use, free inside the heap
+// (resident but unused), and in mmapped chunks.
+std::string memory_line() {
+  std::ifstream f("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  f >> pages_total >> pages_resident;
+  struct mallinfo2 mi = mallinfo2();
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << "RSS " << pages_resident * 4096.0 / 1048576 << " MiB (malloc: in use "
+     << mi.uordblks / 1048576.0 << ", free in heap " << mi.fordblks / 1048576.0 << ", mmapped " << mi.hblkhd / 1048576.0 << ")";
+  return os.str();
+}
+
 int cmd_bench(const std::string& path, const InputOptions& in, int threads, int warmup, int iterations, bool profile,
               int profile_nodes,
               const std::string& json_out) {
-  Model model = Model::load(path);
   SessionOptions so;
   so.intra_op_threads = threads;
   so.profile = profile;
   auto tp = std::chrono::steady_clock::now();
+  std::vector<std::string> memory_log;
+  Model model = Model::load(path);
+  memory_log.push_back("after load: " + memory_line());
   Session session(model, so);
+  memory_log.push_back("after prepare: " + memory_line());
+  // Drop the Model: once the session is prepared, only its (packed) weights remain.
+  model = Model();
+  memory_log.push_back("after dropping the Model: " + memory_line());
   double prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
   auto feeds = make_feeds(session.inputs(), in);
-  for (int i = 0; i < warmup; ++i) session.run(feeds);
+  for (int i = 0; i < warmup; ++i) {
+    session.run(feeds);
+    memory_log.push_back(str_cat("after warmup run ", i + 1, ": ", memory_line()));
+  }
   std::vector<double> times;
   std::map<std::string, double> op_ms;
   std::map<std::string, double> node_ms;
@@ -208,6 +231,11 @@ int cmd_bench(const std::string& path, const InputOptions& in, int threads, int 
   std::cout << "prepare: " << prepare_ms << " ms\n";
   std::cout << "latency ms: median " << med << ", mean " << mean << ", min " << times.front() << ", max " << times.back() << "\n";
   std::cout << "peak RSS: " << ru.ru_maxrss / 1024.0 << " MiB\n";
+  memory_log.push_back("after timed runs: " + memory_line());
+  MemoryStats ms = session.memory_stats();
+  std::cout << "memory: arena plan " << ms.arena_bytes / 1048576.0 << " MiB (" << ms.planned_signatures << " signature(s)), "
+            << ms.arena_allocations << " tensors from arena blocks, " << ms.pool_allocations << " from the pool\n";
+  for (const auto& l : memory_log) std::cout << "  " << l << "\n";
   if (profile) {
     std::vector<std::pair<double, std::string>> rows;
     double total = 0;

@@ -120,6 +120,20 @@ struct SessionOptions {
   bool optimize = true;
   /// Collect per-node timings; read them with Session::last_profile().
   bool profile = false;
+  /// Memory pattern: once a run with given input shapes has been seen, plan the offsets of its
+  /// intermediates in one arena block (sizes and lifetimes are then known) and serve later runs
+  /// with the same input shapes from such a block; tensors whose size differs from the plan
+  /// (data-dependent shapes) come from the buffer pool as before. Off: every intermediate comes
+  /// from the buffer pool.
+  bool memory_pattern = true;
+};
+
+/// Intermediate-memory counters of a session (cumulative since it was created).
+struct MemoryStats {
+  size_t planned_signatures = 0;  // input-shape signatures with an arena plan
+  size_t arena_bytes = 0;         // size of the largest arena plan
+  size_t arena_allocations = 0;   // intermediates served from an arena block
+  size_t pool_allocations = 0;    // intermediates served from the buffer pool
 };
 
 namespace detail {
@@ -178,6 +192,8 @@ class Session {
   std::vector<NodeProfile> last_profile() const;
   /// Nodes after optimisation: "op_type:name" in execution order (for inspection and tests).
   std::vector<std::string> execution_plan() const;
+  /// Arena and pool counters (see SessionOptions::memory_pattern).
+  MemoryStats memory_stats() const;
 
  private:
   std::unique_ptr<detail::SessionImpl> impl_;

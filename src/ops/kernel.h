@@ -56,6 +56,10 @@ class KernelContext {
   Tensor& output(size_t i, DType dtype, const Shape& shape);
   /// Set output i to an existing tensor (aliasing, e.g. Reshape or Identity without a copy).
   void set_output(size_t i, Tensor t);
+  /// A temporary buffer of `bytes` for this node's run (e.g. a oneDNN scratchpad), from the
+  /// run's allocator: in an arena run it shares memory with tensors that are already dead.
+  /// Free it by dropping the tensor (at the latest when run() returns).
+  Tensor temporary(size_t bytes) { return allocator_.allocate(DType::kUInt8, {static_cast<int64_t>(bytes)}); }
   RunCache& cache() { return cache_; }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
@@ -77,6 +81,11 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void run(KernelContext& ctx) const = 0;
+  /// True when the kernel keeps its own packed copy of constant input `i` (made at prepare time)
+  /// and never reads that input's data at run time (only its dtype and shape). When every reader
+  /// of a constant says so, the session replaces it by a data-less placeholder, so the plain
+  /// copy does not stay in memory next to the packed one.
+  virtual bool releases_constant_input(size_t /*i*/) const { return false; }
 };
 
 /// What a factory sees at prepare time.

@@ -1,5 +1,7 @@
 #include "runtime/buffer_pool.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 
 #include "core/common.h"
@@ -8,8 +10,21 @@ namespace pointrt {
 
 namespace {
 constexpr size_t kMaxCachedBytes = size_t(4) << 30;
+constexpr size_t kMmapBytes = size_t(1) << 20;
 size_t round_capacity(size_t bytes) { return ((bytes + 4095) / 4096) * 4096; }
 }  // namespace
+
+void* alloc_buffer(size_t bytes) {
+  if (bytes < kMmapBytes) return std::aligned_alloc(64, round_capacity(bytes ? bytes : 1));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void free_buffer(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes < kMmapBytes) std::free(p);
+  else munmap(p, bytes);
+}
 
 Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype, const Shape& shape) {
   for (int64_t d : shape)
@@ -29,13 +44,13 @@ Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype
     }
   }
   if (!p) {
-    p = std::aligned_alloc(64, cap);
+    p = alloc_buffer(cap);
     if (!p) fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape), " tensor");
   }
   std::weak_ptr<BufferPool> weak = self;
   std::shared_ptr<void> owner(p, [weak, cap](void* q) {
     if (auto pool = weak.lock()) pool->give_back(cap, q);
-    else std::free(q);
+    else free_buffer(q, cap);
   });
   return Tensor::wrap_shared(dtype, shape, std::move(owner), p);
 }
@@ -43,15 +58,25 @@ Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype
 void BufferPool::give_back(size_t cap, void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (cached_bytes_ + cap > kMaxCachedBytes) {
-    std::free(p);
+    free_buffer(p, cap);
     return;
   }
   free_.emplace(cap, p);
   cached_bytes_ += cap;
 }
 
+void BufferPool::trim() {
+  std::multimap<size_t, void*> drop;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    drop.swap(free_);
+    cached_bytes_ = 0;
+  }
+  for (auto& [cap, p] : drop) free_buffer(p, cap);
+}
+
 BufferPool::~BufferPool() {
-  for (auto& [cap, p] : free_) std::free(p);
+  for (auto& [cap, p] : free_) free_buffer(p, cap);
 }
 
 }  // namespace pointrt

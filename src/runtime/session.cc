@@ -8,9 +8,14 @@
 #include <mutex>
 #include <set>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "graph/onnx_import.h"
 #include "ops/kernel.h"
 #include "runtime/buffer_pool.h"
+#include "runtime/memory_pattern.h"
 
 namespace pointrt {
 
@@ -48,12 +53,16 @@ struct PlannedNode {
 };
 
 struct SessionImpl {
-  std::shared_ptr<const ModelImpl> model;
+  // The session keeps no reference to the Model: once the caller drops it, the only weights in
+  // memory are the session's (and, where kernels packed them, only the packed copies).
+  std::string path;
   SessionOptions options;
   Graph graph;  // optimised copy
   std::vector<PlannedNode> plan;
   std::vector<ValueInfo> inputs, outputs;
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+  MemoryPatterns patterns;
+  MemoryCounters counters;
   mutable std::mutex profile_mutex;
   mutable std::vector<NodeProfile> last_profile;
 };
@@ -62,14 +71,13 @@ struct SessionImpl {
 
 namespace {
 
-class PoolAllocator : public Allocator {
- public:
-  explicit PoolAllocator(std::shared_ptr<BufferPool> pool) : pool_(std::move(pool)) {}
-  Tensor allocate(DType dtype, const Shape& shape) override { return pool_->allocate(pool_, dtype, shape); }
-
- private:
-  std::shared_ptr<BufferPool> pool_;
-};
+// Hand freed heap pages back to the system. Loading and preparing free the parsed protobuf and
+// the plain weights that kernels packed, but malloc keeps such memory mapped (peak RSS counts it).
+void return_free_heap_pages() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 class HeapAllocator : public Allocator {
  public:
@@ -207,16 +215,36 @@ static void eliminate_dead_nodes(Graph& g) {
   g.compact();
 }
 
+// A constant whose every reader keeps a packed copy (OpKernel::releases_constant_input), or that
+// no node reads any more, is replaced by a data-less placeholder of the same dtype and shape: the
+// plain weights then stay in memory only as long as the caller keeps the Model.
+static void release_packed_constants(detail::SessionImpl& s) {
+  Graph& g = s.graph;
+  std::vector<char> releasable(g.values.size(), 1);
+  for (int o : g.outputs) releasable[o] = 0;
+  for (int i : g.inputs) releasable[i] = 0;  // an initializer that a feed may override
+  for (const auto& p : s.plan)
+    for (size_t i = 0; i < p.node->inputs.size(); ++i) {
+      int v = p.node->inputs[i];
+      if (v >= 0 && !p.kernel->releases_constant_input(i)) releasable[v] = 0;
+    }
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    auto& c = g.values[v].constant;
+    // Constants nobody reads any more (folded into others, e.g. BatchNorm's into Conv's W) go too.
+    if (c && releasable[v] && c->data()) c = Tensor::wrap(c->dtype(), c->shape(), nullptr);
+  }
+}
+
 Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
   auto& s = *impl_;
   if (!model.impl()) fail("Session: the model is empty (not loaded)");
-  s.model = model.impl();
+  s.path = model.impl()->path;
   s.options = options;
   s.graph = model.impl()->graph;
   s.inputs = model.impl()->inputs;
   s.outputs = model.impl()->outputs;
   Graph& g = s.graph;
-  const std::string& file = s.model->path;
+  const std::string& file = s.path;
   op_table();  // families register their passes while building the table
   // Kernels that build oneDNN primitives at prepare time fix their thread split then: prepare
   // under the thread count the runs will use.
@@ -240,15 +268,21 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
     pn.kernel = e->factory(KernelInit{n, g});
     s.plan.push_back(std::move(pn));
   }
-  // Liveness: free each intermediate after its last reader.
+  // Liveness: free each intermediate after its last reader (an output nobody reads right
+  // after its producer).
   std::vector<int> last_use(g.values.size(), -1);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (int v : g.nodes[i].inputs)
       if (v >= 0) last_use[v] = static_cast<int>(i);
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0 && last_use[v] < 0) last_use[v] = static_cast<int>(i);
+  }
   std::set<int> keep(g.outputs.begin(), g.outputs.end());
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !keep.count(static_cast<int>(v)) && !g.values[v].constant)
       s.plan[last_use[v]].free_after.push_back(static_cast<int>(v));
+  release_packed_constants(s);
+  return_free_heap_pages();
 }
 
 Session::~Session() = default;
@@ -262,6 +296,16 @@ std::vector<std::string> Session::execution_plan() const {
   std::vector<std::string> r;
   for (const auto& p : impl_->plan) r.push_back(node_label(*p.node));
   return r;
+}
+
+MemoryStats Session::memory_stats() const {
+  auto& s = *impl_;
+  MemoryStats m;
+  m.planned_signatures = s.patterns.num_plans();
+  m.arena_bytes = s.patterns.largest_plan_bytes();
+  m.arena_allocations = s.counters.arena_allocations.load();
+  m.pool_allocations = s.counters.pool_allocations.load();
+  return m;
 }
 
 std::vector<NodeProfile> Session::last_profile() const {
@@ -291,9 +335,9 @@ static void check_feed(const std::string& file, const Value& v, const Tensor& t,
 }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const {
-  const auto& s = *impl_;
+  auto& s = *impl_;
   const Graph& g = s.graph;
-  const std::string& file = s.model->path;
+  const std::string& file = s.path;
   if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
 
   std::vector<Tensor> slots(g.values.size());
@@ -316,14 +360,37 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
     }
   }
 
-  PoolAllocator alloc(s.pool);
+  // Memory pattern: serve this run from an arena block planned for its input signature, or
+  // record the run so that the next one with this signature can be.
+  RunAllocator alloc(s.pool, s.counters);
+  InputSignature sig;
+  std::shared_ptr<ArenaBlock> block;
+  std::shared_ptr<AllocationRecorder> recorder;
+  if (s.options.memory_pattern) {
+    for (int id : g.inputs) sig.inputs.emplace_back(slots[id].dtype(), slots[id].shape());
+    bool first_use = false;
+    block = s.patterns.acquire(sig, &first_use);
+    // From now on this signature's intermediates live in arena blocks: the pool's buffers from
+    // the recording run would only add to the footprint.
+    if (block && first_use) {
+      s.pool->trim();
+      return_free_heap_pages();  // and what the caller freed since prepare (e.g. the Model)
+    }
+    if (block) alloc.serve_from(block);
+    else if (s.patterns.should_record()) {
+      recorder = std::make_shared<AllocationRecorder>(static_cast<int>(s.plan.size()));
+      alloc.record_into(recorder);
+    }
+  }
   RunCache cache;
   std::vector<Tensor> outs;
   std::vector<NodeProfile> profile;
   PhaseTimes phases;
-  for (const auto& p : s.plan) {
+  for (size_t node_index = 0; node_index < s.plan.size(); ++node_index) {
+    const auto& p = s.plan[node_index];
     auto t0 = std::chrono::steady_clock::now();
     phases.entries.clear();
+    alloc.begin_node(static_cast<int>(node_index));
     execute_node(*p.node, *p.kernel, slots, outs, alloc, cache, s.options.profile ? &phases : nullptr);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
@@ -338,6 +405,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
       profile.push_back(NodeProfile{p.node->name, p.node->op_type, std::max(0.0, ms)});
     }
   }
+  outs.clear();
+  cache.entries.clear();
+  alloc.step()->store(static_cast<int>(s.plan.size()));  // releases from now on: escaped
   std::vector<Tensor> result;
   for (int id : g.outputs) {
     if (!slots[id].defined()) fail(file, ": output '", g.values[id].name, "' was not computed");
@@ -351,17 +421,25 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
     std::lock_guard<std::mutex> lock(s.profile_mutex);
     s.last_profile = std::move(profile);
   }
+  // Intermediates still in slots (graph inputs, constants, outputs) are not planned; drop the
+  // slots before planning so that nothing else counts as escaped.
+  slots.clear();
+  if (recorder) s.patterns.add_plan(sig, recorder->make_plan());
+  if (block) {
+    alloc.serve_from(nullptr);
+    s.patterns.release(sig, std::move(block));
+  }
   return result;
 }
 
 void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const {
   std::vector<Tensor> r = run(feeds);
   if (outputs_into.size() != r.size())
-    fail(impl_->model->path, ": ", r.size(), " outputs, but ", outputs_into.size(), " output buffers were given");
+    fail(impl_->path, ": ", r.size(), " outputs, but ", outputs_into.size(), " output buffers were given");
   for (size_t i = 0; i < r.size(); ++i) {
     Tensor& dst = outputs_into[i];
     if (dst.dtype() != r[i].dtype() || dst.shape() != r[i].shape())
-      fail(impl_->model->path, ": output '", impl_->outputs[i].name, "' is ", dtype_name(r[i].dtype()), " ",
+      fail(impl_->path, ": output '", impl_->outputs[i].name, "' is ", dtype_name(r[i].dtype()), " ",
            shape_to_string(r[i].shape()), ", but the buffer given is ", dtype_name(dst.dtype()), " ", shape_to_string(dst.shape()));
     if (r[i].nbytes()) std::memcpy(dst.data(), r[i].data(), r[i].nbytes());
   }

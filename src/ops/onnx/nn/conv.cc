@@ -75,8 +75,14 @@ struct ConvPlan {
   // Dilated "same" conv run as space-to-batch: sub-images of every dh-th row / dw-th column are
   // independent undilated convs (Winograd applies), computed by `sub` on [N*dh*dw, C, H/dh, W/dw].
   std::shared_ptr<ConvPlan> sub;
-  int64_t s2b_dh = 1, s2b_dw = 1;
+  int64_t s2b_dh = 1, s2b_dw = 1, s2b_chunk = 1;  // s2b_chunk: sub-images per primitive call
 };
+
+// Space-to-batch convs call Winograd on chunks of at least this many 4x4 output tiles: the
+// scratchpad scales with the chunk, and below ~160 tiles oneDNN's F(4x4,3x3) slows down
+// (layer3 of the PSPNet benchmark: 12.7 ms whole, 13.5 ms at 160 tiles, 22 ms at 80).
+constexpr int64_t kS2bMinTiles = 160;
+
 
 // Points per chunk in global-max mode: the chunk's output (M x chunk floats) stays in L2.
 constexpr int64_t kMaxChunkBytes = 1 << 20;
@@ -98,6 +104,8 @@ class ConvKernel : public OpKernel {
     if (const Tensor* w = init.constant_input(1)) {
       if (w->dtype() != DType::kFloat32) fail(where_, ": input W has element type ", dtype_name(w->dtype()), ", expected float");
       weights_ = *w;
+      weights_data_ = w->data();
+      weights_shape_ = w->shape();
     }
     if (const Tensor* b = init.constant_input(2)) {
       if (b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
@@ -112,16 +120,25 @@ class ConvKernel : public OpKernel {
         s.push_back(d.value);
       }
       try {
-        plans_[plan_key(s)] = build_plan(s, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+        auto entry = build_plan(s, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+        plans_[plan_key(s)] = entry;
+        // The plan holds its own packed copy of W: drop the plain one (the session drops its
+        // reference too when no other node reads W; see releases_constant_input).
+        if (owns_packed_copy(*entry->plan)) {
+          weights_ = Tensor();
+          weights_released_ = true;
+        }
       } catch (const Error&) {
         // A shape the run will reject anyway; report it then, with the real input.
       }
     }
   }
 
+  bool releases_constant_input(size_t i) const override { return i == 1 && weights_released_; }
+
   /// Implementation name chosen for a given X shape (for tests and the profiler).
   std::string impl_for(const Shape& x) const {
-    auto p = plan_for(x, weights_.shape(), bias_.defined() ? &bias_.shape() : nullptr);
+    auto p = plan_for(x, weights_shape_, bias_.defined() ? &bias_.shape() : nullptr);
     return p->use_ref ? "reference" : p->impl;
   }
 
@@ -154,32 +171,34 @@ class ConvKernel : public OpKernel {
     if (plan->empty) return;
     if (plan->use_ref) return run_reference(*plan, x, w, b, y);
 
-    if (plan->sub) return run_space_to_batch(*plan, x, w, b, y);
-    execute_dnnl(*plan, x.data(), y.data(), w, b);
+    RunBuffers buffers(ctx);
+    if (plan->sub) return run_space_to_batch(*plan, x, w, b, y, buffers);
+    execute_dnnl(*plan, x.data(), y.data(), w, b, buffers);
   }
 
  private:
   // Run a oneDNN plan on X data `src` (layout x_md) into `dst` (layout y_md, holding the Add
   // operand first when a sum is fused).
-  void execute_dnnl(const ConvPlan& plan, const void* x_data, void* y_data, const Tensor& w, const Tensor* b) const {
+  void execute_dnnl(const ConvPlan& plan, const void* x_data, void* y_data, const Tensor& w, const Tensor* b,
+                    RunBuffers& buffers) const {
     const float* wdata = w.data_as<float>();
     memory wmem;
-    if (plan.packed_weights && w.data() == weights_.data()) wmem = plan.packed_weights;
+    if (plan.packed_weights && is_packed_constant(w)) wmem = plan.packed_weights;
     else if (plan.w_md == plan.w_plain_md) wmem = memory(plan.w_md, cpu_engine(), const_cast<float*>(wdata));
     else {
-      wmem = memory(plan.w_md, cpu_engine(), thread_buffer(kWeightsSlot, plan.w_md.get_size()));
+      wmem = memory(plan.w_md, cpu_engine(), buffers.get(kWeightsSlot, plan.w_md.get_size()));
       reorder_memory(plan.w_plain_md, wdata, plan.w_md, wmem.get_data_handle());
     }
     void* src = const_cast<void*>(x_data);
     if (plan.src_md != plan.x_md) {
-      void* tmp = thread_buffer(kSrcSlot, plan.src_md.get_size());
+      void* tmp = buffers.get(kSrcSlot, plan.src_md.get_size());
       plan.src_reorder.run(src, tmp);
       src = tmp;
     }
     void* dst = y_data;
     bool dst_tmp = plan.dst_md != plan.y_md;
     if (dst_tmp) {
-      dst = thread_buffer(kDstSlot, plan.dst_md.get_size());
+      dst = buffers.get(kDstSlot, plan.dst_md.get_size());
       if (has_sum_) plan.sum_reorder.run(y_data, dst);
     }
     std::unordered_map<int, memory> args;
@@ -187,44 +206,70 @@ class ConvKernel : public OpKernel {
     args[DNNL_ARG_WEIGHTS] = wmem;
     if (b) args[DNNL_ARG_BIAS] = memory(plan.b_md, cpu_engine(), const_cast<void*>(b->data()));
     args[DNNL_ARG_DST] = memory(plan.dst_md, cpu_engine(), dst);
-    execute_with_scratchpad(plan.prim, plan.pd, args);
+    execute_with_scratchpad(plan.prim, plan.pd, args, buffers);
     if (dst_tmp) plan.dst_reorder.run(dst, y_data);
   }
 
-  // Copies between a [N, C, H, W] tensor and its [N*dh*dw, C, H/dh, W/dw] space-to-batch form.
-  // Both layouts this kernel uses are [N, C/U, H, W, U] with U = 1 (plain) or the channel block,
-  // so one loop moving U contiguous floats serves both.
-  static void space_to_batch(const float* in, float* out, int64_t n, int64_t cu, int64_t h, int64_t w, int64_t u,
-                             int64_t dh, int64_t dw, bool forward) {
+  // Copies between a [N, C, H, W] tensor and sub-images [first, first + count) of its
+  // [N*dh*dw, C, H/dh, W/dw] space-to-batch form (`small` holds just those sub-images). Both
+  // layouts this kernel uses are [N, C/U, H, W, U] with U = 1 (plain) or the channel block, so
+  // one loop moving U contiguous floats serves both.
+  static void space_to_batch(float* big, float* small, int64_t first, int64_t count, int64_t cu, int64_t h, int64_t w,
+                             int64_t u, int64_t dh, int64_t dw, bool to_small) {
     int64_t hs = h / dh, ws = w / dw;
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t nb = 0; nb < n * dh * dw; ++nb)
+    for (int64_t k = 0; k < count; ++k)
       for (int64_t c = 0; c < cu; ++c) {
+        int64_t nb = first + k;
         int64_t b0 = nb / (dh * dw), a = (nb / dw) % dh, bb = nb % dw;
         for (int64_t i = 0; i < hs; ++i) {
           const int64_t big_row = (((b0 * cu + c) * h) + i * dh + a) * w;
-          const int64_t small_row = ((nb * cu + c) * hs + i) * ws;
+          const int64_t small_row = ((k * cu + c) * hs + i) * ws;
           for (int64_t j = 0; j < ws; ++j) {
-            float* d;
-            const float* s;
-            if (forward) { s = in + (big_row + j * dw + bb) * u; d = out + (small_row + j) * u; }
-            else { s = in + (small_row + j) * u; d = out + (big_row + j * dw + bb) * u; }
-            for (int64_t k = 0; k < u; ++k) d[k] = s[k];
+            float* bp = big + (big_row + j * dw + bb) * u;
+            float* sp = small + (small_row + j) * u;
+            if (to_small) for (int64_t e = 0; e < u; ++e) sp[e] = bp[e];
+            else for (int64_t e = 0; e < u; ++e) bp[e] = sp[e];
           }
         }
       }
   }
 
-  void run_space_to_batch(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) const {
+  // The sub-images go through the Winograd primitive a chunk at a time (p.s2b_chunk of them):
+  // its scratchpad and the gathered copies then scale with the chunk, not the whole image.
+  void run_space_to_batch(const ConvPlan& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                          RunBuffers& buffers) const {
     const ConvGeometry& g = p.geo;
     int64_t n = g.batch, h = g.in_spatial[0], wd = g.in_spatial[1];
     int64_t ux = src_blocked_ ? channel_block() : 1, uy = dst_blocked_ ? channel_block() : 1;
-    float* xs = static_cast<float*>(thread_buffer(kS2bSrcSlot, x.nbytes()));
-    float* ys = static_cast<float*>(thread_buffer(kS2bDstSlot, y.nbytes()));
-    space_to_batch(x.data_as<float>(), xs, n, g.in_channels / ux, h, wd, ux, p.s2b_dh, p.s2b_dw, true);
-    if (has_sum_) space_to_batch(y.data_as<float>(), ys, n, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, true);
-    execute_dnnl(*p.sub, xs, ys, w, b);
-    space_to_batch(ys, y.data_as<float>(), n, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, false);
+    int64_t total = n * p.s2b_dh * p.s2b_dw, chunk = p.s2b_chunk;
+    size_t sub_pixels = static_cast<size_t>(h / p.s2b_dh) * (wd / p.s2b_dw);
+    float* xs = static_cast<float*>(buffers.get(kS2bSrcSlot, chunk * g.in_channels * sub_pixels * sizeof(float)));
+    float* ys = static_cast<float*>(buffers.get(kS2bDstSlot, chunk * g.out_channels * sub_pixels * sizeof(float)));
+    float* xd = const_cast<float*>(x.data_as<float>());
+    float* yd = y.data_as<float>();
+    for (int64_t first = 0; first < total; first += chunk) {
+      space_to_batch(xd, xs, first, chunk, g.in_channels / ux, h, wd, ux, p.s2b_dh, p.s2b_dw, true);
+      if (has_sum_) space_to_batch(yd, ys, first, chunk, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, true);
+      execute_dnnl(*p.sub, xs, ys, w, b, buffers);
+      space_to_batch(yd, ys, first, chunk, g.out_channels / uy, h, wd, uy, p.s2b_dh, p.s2b_dw, false);
+    }
+  }
+
+
+  // True when `w` (the run's W) is the constant this kernel packed: the constant itself, or the
+  // data-less placeholder the session leaves once the plain copy is released.
+  bool is_packed_constant(const Tensor& w) const {
+    return weights_data_ && (w.data() == weights_data_ || (weights_released_ && w.data() == nullptr));
+  }
+
+  // The plan keeps W packed in memory of its own (not a view of the plain weights), for every
+  // primitive it runs.
+  static bool owns_packed_copy(const ConvPlan& p) {
+    if (p.empty || p.use_ref) return false;
+    if (p.sub) return owns_packed_copy(*p.sub);
+    if (p.main_chunk.prim) return p.main_chunk.packed_weights && (p.tail_chunk.length == 0 || p.tail_chunk.packed_weights);
+    return p.packed_weights && p.w_md != p.w_plain_md;
   }
 
   std::shared_ptr<const ConvPlan> plan_for(const Shape& x, const Shape& w, const Shape* b) const {
@@ -232,6 +277,15 @@ class ConvKernel : public OpKernel {
     Shape key = plan_key(x);
     auto it = plans_.find(key);
     if (it != plans_.end() && w == it->second->w_shape_key && (b != nullptr) == it->second->has_bias_key) return it->second->plan;
+    if (weights_released_) {
+      // The plain W is gone, so no new packing: a plan made for this shape under another thread
+      // count computes the same result (oneDNN only splits the work differently).
+      for (const auto& [k, e] : plans_)
+        if (Shape(k.begin(), k.end() - 1) == x && w == e->w_shape_key && (b != nullptr) == e->has_bias_key) return e->plan;
+      fail(where_, ": input X has shape ", shape_to_string(x), ", but W was packed for ",
+           plans_.empty() ? std::string("no shape") : shape_to_string(Shape(plans_.begin()->first.begin(), plans_.begin()->first.end() - 1)),
+           " only and its plain copy released (the model declared that shape)");
+    }
     auto entry = build_plan(x, w, b);
     plans_[key] = entry;
     return entry->plan;
@@ -279,25 +333,33 @@ class ConvKernel : public OpKernel {
     for (int i = 0; i < 2; ++i)
       if (g.pad_begin[i] % g.dilations[i] || g.pad_end[i] % g.dilations[i]) return false;
     if ((src_blocked_ && g.in_channels % channel_block()) || (dst_blocked_ && g.out_channels % channel_block())) return false;
+    // Sub-images per call: enough 4x4 output tiles to keep the Winograd GEMMs efficient.
+    int64_t total = g.batch * dh * dw;
+    int64_t tiles = ((g.in_spatial[0] / dh + 3) / 4) * ((g.in_spatial[1] / dw + 3) / 4);
+    int64_t chunk = total;
+    for (int64_t d = 1; d <= total; ++d)
+      if (total % d == 0 && d * tiles >= kS2bMinTiles) { chunk = d; break; }
     auto sub = std::make_shared<ConvPlan>();
     sub->geo = g;
-    sub->geo.batch = g.batch * dh * dw;
+    sub->geo.batch = chunk;
     sub->geo.in_spatial = {g.in_spatial[0] / dh, g.in_spatial[1] / dw};
     sub->geo.out_spatial = sub->geo.in_spatial;
     sub->geo.dilations = {1, 1};
     sub->geo.pad_begin = {g.pad_begin[0] / dh, g.pad_begin[1] / dw};
     sub->geo.pad_end = {g.pad_end[0] / dh, g.pad_end[1] / dw};
     Shape sx{sub->geo.batch, g.in_channels, sub->geo.in_spatial[0], sub->geo.in_spatial[1]};
-    build_dnnl(*sub, sx, w, has_bias);
+    // Winograd's memory is judged against the whole layer's output, not a chunk's.
+    build_dnnl(*sub, sx, w, has_bias, sizeof(float) * static_cast<double>(shape_numel(g.output_shape())));
     if (sub->impl.find("wino") == std::string::npos) return false;  // no gain without Winograd
     p.sub = sub;
     p.s2b_dh = dh;
     p.s2b_dw = dw;
+    p.s2b_chunk = chunk;
     p.impl = "space_to_batch + " + sub->impl;
     return true;
   }
 
-  void build_dnnl(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias) const {
+  void build_dnnl(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias, double layer_output_bytes = 0) const {
     const ConvGeometry& g = p.geo;
     size_t rank = x.size();
     for (int64_t pb : g.pad_begin) if (pb < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
@@ -331,6 +393,8 @@ class ConvKernel : public OpKernel {
     memory::desc src_want = (src_blocked_ || small_c) ? p.x_md : f32_desc(x, tag::any);
     memory::desc dst_any = f32_desc(y, tag::any);
 
+    if (layer_output_bytes == 0) layer_output_bytes = sizeof(float) * static_cast<double>(shape_numel(y));
+    const double plain_weight_bytes = sizeof(float) * static_cast<double>(shape_numel(w));
     auto try_make = [&](const memory::desc& src, const memory::desc& dst, dnnl::algorithm alg) -> bool {
       try {
         if (!transpose_) {
@@ -339,6 +403,11 @@ class ConvKernel : public OpKernel {
           if (!has_bias) d = std::make_shared<dnnl::convolution_forward::desc>(
               dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides, dil, pl, pr);
           auto pd = dnnl::convolution_forward::primitive_desc(*d, attr, cpu_engine());
+          // Winograd: the first implementation whose memory is worth it (oneDNN lists F(4x4,3x3)
+          // before F(2x2,3x3), which keeps smaller weights and scratchpad).
+          if (alg == dnnl::algorithm::convolution_winograd)
+            while (!winograd_worth_its_memory(pd.weights_desc().get_size() - plain_weight_bytes, layer_output_bytes))
+              if (!pd.next_impl()) return false;
           p.op_desc = d;
           p.src_md = pd.src_desc(); p.dst_md = pd.dst_desc(); p.w_md = pd.weights_desc();
           p.pd = pd;
@@ -483,6 +552,7 @@ class ConvKernel : public OpKernel {
       return;
     }
     const int64_t blk = channel_block();
+    RunBuffers buffers(ctx);
     for (int64_t n = 0; n < n_batch; ++n) {
       float* acc = out + n * m;
       for (int64_t i = 0; i < m; ++i) acc[i] = -INFINITY;
@@ -490,20 +560,20 @@ class ConvKernel : public OpKernel {
         const ConvPlan::Chunk& ch = points - p0 >= p.main_chunk.length ? p.main_chunk : p.tail_chunk;
         int64_t len = ch.length;
         const float* base = x.data_as<float>() + n * c * points + p0 * (src_blocked_ ? blk : 1);
-        void* src = thread_buffer(kSrcSlot, ch.src_md.get_size());
+        void* src = buffers.get(kSrcSlot, ch.src_md.get_size());
         ch.gather.run(base, src);
-        float* dst = static_cast<float*>(thread_buffer(kDstSlot, ch.dst_md.get_size()));
+        float* dst = static_cast<float*>(buffers.get(kDstSlot, ch.dst_md.get_size()));
         std::unordered_map<int, memory> args;
         args[DNNL_ARG_SRC] = memory(ch.src_md, cpu_engine(), src);
         memory wmem = ch.packed_weights;
-        if (!wmem || w.data() != weights_.data()) {
-          wmem = memory(ch.pd.weights_desc(), cpu_engine(), thread_buffer(kWeightsSlot, ch.pd.weights_desc().get_size()));
+        if (!wmem || !is_packed_constant(w)) {
+          wmem = memory(ch.pd.weights_desc(), cpu_engine(), buffers.get(kWeightsSlot, ch.pd.weights_desc().get_size()));
           reorder_memory(p.w_plain_md, w.data(), ch.pd.weights_desc(), wmem.get_data_handle());
         }
         args[DNNL_ARG_WEIGHTS] = wmem;
         if (b) args[DNNL_ARG_BIAS] = memory(p.b_md, cpu_engine(), const_cast<void*>(b->data()));
         args[DNNL_ARG_DST] = memory(ch.dst_md, cpu_engine(), dst);
-        execute_with_scratchpad(ch.prim, ch.pd, args);
+        execute_with_scratchpad(ch.prim, ch.pd, args, buffers);
         bool blocked_dst = blockable(3, m);
         int64_t groups = blocked_dst ? m / blk : m;
 #pragma omp parallel for schedule(static) if (groups * len > 65536)
@@ -573,18 +643,40 @@ class ConvKernel : public OpKernel {
   bool relu_ = false, has_sum_ = false, sum_inplace_ = false, src_blocked_ = false, dst_blocked_ = false;
   bool global_max_ = false, squeeze_ = false;
   Tensor weights_, bias_;
+  const void* weights_data_ = nullptr;  // identity of the constant W (kept after its release)
+  Shape weights_shape_;
+  bool weights_released_ = false;       // only packed copies of W remain
   mutable std::mutex mutex_;
   mutable std::map<Shape, std::shared_ptr<Entry>> plans_;
 };
 
 }  // namespace
 
-bool winograd_enabled() {
-  static const bool on = [] {
+namespace {
+// POINTRT_WINOGRAD: "0" never, "1" wherever oneDNN has it, unset: where it is worth its memory.
+int winograd_mode() {
+  static const int mode = [] {
     const char* e = std::getenv("POINTRT_WINOGRAD");
-    return !(e && std::string(e) == "0");
+    if (e && std::string(e) == "0") return 0;
+    if (e && std::string(e) == "1") return 1;
+    return 2;
   }();
-  return on;
+  return mode;
+}
+}  // namespace
+
+bool winograd_enabled() { return winograd_mode() != 0; }
+
+bool winograd_worth_its_memory(double extra_weight_bytes, double layer_output_bytes) {
+  if (winograd_mode() == 1) return true;
+  // Winograd keeps the weights transformed for the session's life: F(4x4,3x3) in 6x6 tiles, 4x
+  // the plain 3x3 weights; F(2x2,3x3) in 4x4 tiles, 1.8x. (Its scratchpad is a temporary in the
+  // run's arena.) The speed-up grows with the image, so the extra weights may take up to twice
+  // the layer's output, or 8 MiB whatever the output: early, large-image layers and
+  // F(2x2,3x3) on small maps (ResNet-18's layer4: 7 MB) yes; 512 channels at 60x80 with
+  // F(4x4,3x3) (the PSPNet benchmark's layer4: 27 MB extra for a 9.4 MB output) no.
+  constexpr double kPerOutputByte = 2.0, kAlwaysBytes = 8.0 * 1048576;
+  return extra_weight_bytes <= std::max(kPerOutputByte * layer_output_bytes, kAlwaysBytes);
 }
 
 std::unique_ptr<OpKernel> make_conv_kernel(const KernelInit& init) { return std::make_unique<ConvKernel>(init, false, false); }

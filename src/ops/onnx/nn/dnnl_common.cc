@@ -1,5 +1,6 @@
 #include "ops/onnx/nn/dnnl_common.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace pointrt::nn {
@@ -14,25 +15,15 @@ dnnl::stream& thread_stream() {
   return stream;
 }
 
-namespace {
-struct AlignedBuffer {
-  void* data = nullptr;
-  size_t size = 0;
-  ~AlignedBuffer() { std::free(data); }
-};
-}  // namespace
-
-void* thread_buffer(int slot, size_t bytes) {
-  thread_local AlignedBuffer buffers[kNumSlots];
-  AlignedBuffer& b = buffers[slot];
-  if (bytes > b.size) {
-    std::free(b.data);
-    size_t rounded = (bytes + 4095) / 4096 * 4096;
-    b.data = std::aligned_alloc(4096, rounded);
-    if (!b.data) fail("out of memory allocating a ", rounded, "-byte oneDNN buffer");
-    b.size = rounded;
+void* RunBuffers::get(int slot, size_t bytes) {
+  constexpr size_t kAlign = 4096;
+  if (bytes > size_[slot] || !held_[slot].defined()) {
+    held_[slot] = Tensor();  // give the smaller one back first
+    held_[slot] = ctx_.temporary(bytes + kAlign);
+    size_[slot] = bytes;
   }
-  return b.data;
+  auto p = reinterpret_cast<uintptr_t>(held_[slot].data());
+  return reinterpret_cast<void*>((p + kAlign - 1) / kAlign * kAlign);
 }
 
 int64_t channel_block() {
@@ -70,10 +61,10 @@ bool blockable(size_t rank, int64_t channels) {
 }
 
 void execute_with_scratchpad(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
-                             std::unordered_map<int, dnnl::memory>& args) {
+                             std::unordered_map<int, dnnl::memory>& args, RunBuffers& buffers) {
   dnnl::memory::desc sd = pd.scratchpad_desc();
   size_t bytes = sd.get_size();
-  if (bytes) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(sd, cpu_engine(), thread_buffer(kScratchpadSlot, bytes));
+  if (bytes) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(sd, cpu_engine(), buffers.get(kScratchpadSlot, bytes));
   dnnl::stream& s = thread_stream();
   prim.execute(s, args);
   s.wait();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/common.h"
+#include "ops/kernel.h"
 
 namespace pointrt::nn {
 
@@ -36,12 +37,23 @@ const dnnl::engine& cpu_engine();
 /// A stream for the calling thread (streams are cheap but not free to create).
 dnnl::stream& thread_stream();
 
-/// A growable, 64-byte aligned buffer owned by the calling thread. `slot` selects one of a few
-/// independent buffers (scratchpad, reordered source, temporary destination) so that a kernel
-/// can hold several at once. Steady-state runs reuse it without allocating.
-void* thread_buffer(int slot, size_t bytes);
 enum BufferSlot {
   kScratchpadSlot = 0, kSrcSlot = 1, kDstSlot = 2, kWeightsSlot = 3, kS2bSrcSlot = 4, kS2bDstSlot = 5, kNumSlots = 6
+};
+/// The temporary buffers of one kernel run (scratchpad, reordered source, temporary destination,
+/// ...; `slot` tells them apart), 4096-byte aligned, taken from the run's allocator
+/// (KernelContext::temporary): in the session's arena they share memory with dead activations
+/// instead of staying allocated per thread for the process's life. A slot is reused within the
+/// run when it is big enough (e.g. by every chunk of a chunked conv).
+class RunBuffers {
+ public:
+  explicit RunBuffers(KernelContext& ctx) : ctx_(ctx) {}
+  void* get(int slot, size_t bytes);
+
+ private:
+  KernelContext& ctx_;
+  Tensor held_[kNumSlots];
+  size_t size_[kNumSlots] = {};
 };
 
 /// Channel block of the blocked layout: 16 with AVX-512, 8 otherwise.
@@ -73,7 +85,7 @@ inline std::string impl_name(const dnnl::primitive_desc_base& pd) { return pd.im
 /// Execute `prim` with `args` on the calling thread's stream, giving it a thread-owned
 /// scratchpad of the size `pd` asks for.
 void execute_with_scratchpad(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
-                             std::unordered_map<int, dnnl::memory>& args);
+                             std::unordered_map<int, dnnl::memory>& args, RunBuffers& buffers);
 
 /// A reorder primitive made once (at prepare time) and run many times: creating one per call
 /// costs far more than moving a small tensor.

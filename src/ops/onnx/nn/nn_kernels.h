@@ -24,6 +24,10 @@ std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelInit& init);
 std::string conv_impl_name(const OpKernel& k, const Shape& x);
 /// Winograd is tried for 3x3 stride-1 convolutions unless POINTRT_WINOGRAD=0.
 bool winograd_enabled();
+/// False where a Winograd implementation's extra memory (transformed weights beyond the plain
+/// ones) is more than the layer is worth (see conv.cc); POINTRT_WINOGRAD=1 takes Winograd
+/// wherever oneDNN has it.
+bool winograd_worth_its_memory(double extra_weight_bytes, double layer_output_bytes);
 
 /// The graph pass: fold BatchNorm into Conv, fuse Add/Relu, choose blocked edges.
 bool fuse_conv_batchnorm_relu(Graph& g);

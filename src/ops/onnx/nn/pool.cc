@@ -93,7 +93,8 @@ class PoolKernel : public OpKernel {
     std::unordered_map<int, memory> args;
     args[DNNL_ARG_SRC] = memory(plan->src_md, cpu_engine(), const_cast<void*>(x.data()));
     args[DNNL_ARG_DST] = memory(plan->dst_md, cpu_engine(), y.data());
-    execute_with_scratchpad(plan->prim, plan->pd, args);
+    RunBuffers buffers(ctx);
+    execute_with_scratchpad(plan->prim, plan->pd, args, buffers);
   }
 
  private:
