@@ -19,6 +19,8 @@
 #include <limits>
 #include <vector>
 
+#include "ops/pointnet2/gather_points.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -111,16 +113,28 @@ inline void transpose_features(const float* f, int64_t channels, int64_t n, floa
   }
 }
 
-/// A per-thread buffer for the point-major copy, kept between runs: the copy is rewritten on
-/// every run, and a fresh multi-MiB allocation per run would spend more time in page faults
-/// than the operator itself. Each calling thread has its own (run() may be called
-/// concurrently); the OpenMP workers only use the caller's.
-inline float* transposed_scratch(size_t floats) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < floats + 16) buf.assign(floats + 16, 0.f);
-  float* p = buf.data();
-  return p + ((64 - (reinterpret_cast<uintptr_t>(p) & 63)) & 63) / sizeof(float);
-}
+/// The point-major copy's buffer, 64-byte aligned, for one kernel call: from the caller's
+/// ScratchAllocator (in a session the run's allocator, whose pool/arena keeps the pages mapped
+/// between runs — a fresh multi-MiB allocation per run spent more time in page faults than the
+/// operator itself), else a heap block owned here.
+class AlignedScratch {
+ public:
+  explicit AlignedScratch(const ScratchAllocator& allocator) : allocator_(allocator) {}
+  float* get(size_t floats) {
+    float* p = nullptr;
+    if (allocator_) {
+      p = allocator_(floats + 16);
+    } else {
+      own_.resize(floats + 16);
+      p = own_.data();
+    }
+    return p + ((64 - (reinterpret_cast<uintptr_t>(p) & 63)) & 63) / sizeof(float);
+  }
+
+ private:
+  const ScratchAllocator& allocator_;
+  std::vector<float> own_;
+};
 #endif
 
 }  // namespace gather_detail

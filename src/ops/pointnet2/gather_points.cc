@@ -23,10 +23,11 @@ namespace {
 // channels, 16 loads, one register transpose, 16 stores of 16 consecutive outputs.
 template <typename Index>
 void gather_transposed(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
-                       float* out, bool stream) {
+                       float* out, bool stream, const ScratchAllocator& scratch) {
   using namespace gather_detail;
   const int64_t padded = padded_channels(channels);
-  float* ft = transposed_scratch(static_cast<size_t>(n * padded));
+  AlignedScratch buffer(scratch);
+  float* ft = buffer.get(static_cast<size_t>(n * padded));
   // Streaming stores need 64-byte aligned 16-output pieces: when every row has the same
   // alignment (m % 16 == 0), the 16-index tiles start `head` outputs into the row.
   stream = stream && m % 16 == 0 && (reinterpret_cast<uintptr_t>(out) & 3) == 0;
@@ -64,7 +65,7 @@ void gather_transposed(const float* features, const Index* idx, int64_t batch, i
 
 template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
-                   float* out) {
+                   float* out, const ScratchAllocator& scratch) {
   using namespace gather_detail;
   if (batch == 0 || channels == 0 || m == 0) return;
   if (n > std::numeric_limits<int32_t>::max()) {  // int32 gathers cannot address such rows
@@ -79,7 +80,7 @@ void gather_points(const float* features, const Index* idx, int64_t batch, int64
   // (measured on PVN3D's shapes: N = 2048 x 96 channels is 2x faster row by row), and fewer
   // than 16 channels would waste most of each 16-channel load.
   if (m >= n && n * 4 > kL1RowBytes && channels >= 12) {
-    gather_transposed(features, idx, batch, channels, n, m, out, stream);
+    gather_transposed(features, idx, batch, channels, n, m, out, stream, scratch);
     return;
   }
 #endif
@@ -96,8 +97,10 @@ void gather_points(const float* features, const Index* idx, int64_t batch, int64
   }
 }
 
-template void gather_points<int32_t>(const float*, const int32_t*, int64_t, int64_t, int64_t, int64_t, float*);
-template void gather_points<int64_t>(const float*, const int64_t*, int64_t, int64_t, int64_t, int64_t, float*);
+template void gather_points<int32_t>(const float*, const int32_t*, int64_t, int64_t, int64_t, int64_t, float*,
+                                     const ScratchAllocator&);
+template void gather_points<int64_t>(const float*, const int64_t*, int64_t, int64_t, int64_t, int64_t, float*,
+                                     const ScratchAllocator&);
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "ops/pointnet2/common.h"
 
@@ -21,6 +22,11 @@ POINTNET2_HD inline float gather_one(const float* row, const Index* idx, int64_t
   return row[idx[m]];
 }
 
+/// Where an optimised kernel gets a temporary buffer of `floats` floats, alive until the kernel
+/// returns: in a session the run's allocator (KernelContext::temporary, so arena runs reuse dead
+/// tensors' memory); when empty, the kernel allocates its own.
+using ScratchAllocator = std::function<float*(size_t floats)>;
+
 /// Naive reference. Indices must already be validated.
 template <typename Index>
 void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
@@ -29,7 +35,7 @@ void gather_points_ref(const float* features, const Index* idx, int64_t batch, i
 /// point-major copy of the features and 16x16 register transposes (gather_kernels.h).
 template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
-                   float* out);
+                   float* out, const ScratchAllocator& scratch = nullptr);
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -20,7 +20,7 @@ void group_points_ref(const float* features, const Index* idx, int64_t batch, in
 /// Optimised: gather_points over the M*S indices of each batch.
 template <typename Index>
 void group_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
-                  int64_t s, float* out);
+                  int64_t s, float* out, const ScratchAllocator& scratch = nullptr);
 
 }  // namespace pointnet2
 }  // namespace pointrt

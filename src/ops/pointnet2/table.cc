@@ -19,6 +19,15 @@ namespace {
 
 using namespace pointnet2;
 
+// The kernels' temporary buffers come from the run's allocator; `holder` keeps the block alive
+// until the kernel call returns.
+ScratchAllocator run_scratch(KernelContext& ctx, Tensor& holder) {
+  return [&ctx, &holder](size_t floats) {
+    holder = ctx.temporary(floats * sizeof(float));
+    return reinterpret_cast<float*>(holder.data());
+  };
+}
+
 // The ONNX schemas must exist before the first model import runs shape inference, which may
 // come before the operator table is first built: register them at start-up as well.
 const bool kSchemasRegistered = (register_pointnet2_schemas(), true);
@@ -66,9 +75,11 @@ std::unique_ptr<OpKernel> gather_points_kernel(const KernelInit& init) {
     check_indices_in_range(idx, n, ctx.where(), names[1], "N, the last dimension of 'features'");
     const int64_t m = idx.dim(1);
     Tensor& out = ctx.output(0, DType::kFloat32, {batch, channels, m});
+    Tensor scratch;
     dispatch_index(idx.dtype(), ctx.where(), names[1], [&](auto tag) {
       using Index = decltype(tag);
-      gather_points(features.data_as<float>(), idx.data_as<Index>(), batch, channels, n, m, out.data_as<float>());
+      gather_points(features.data_as<float>(), idx.data_as<Index>(), batch, channels, n, m, out.data_as<float>(),
+                    run_scratch(ctx, scratch));
     });
   });
 }
@@ -97,9 +108,11 @@ std::unique_ptr<OpKernel> group_points_kernel(const KernelInit& init) {
     check_indices_in_range(idx, n, ctx.where(), names[1], "N, the last dimension of 'features'");
     const int64_t m = idx.dim(1), s = idx.dim(2);
     Tensor& out = ctx.output(0, DType::kFloat32, {batch, channels, m, s});
+    Tensor scratch;
     dispatch_index(idx.dtype(), ctx.where(), names[1], [&](auto tag) {
       using Index = decltype(tag);
-      group_points(features.data_as<float>(), idx.data_as<Index>(), batch, channels, n, m, s, out.data_as<float>());
+      group_points(features.data_as<float>(), idx.data_as<Index>(), batch, channels, n, m, s, out.data_as<float>(),
+                   run_scratch(ctx, scratch));
     });
   });
 }
@@ -138,10 +151,11 @@ std::unique_ptr<OpKernel> three_interpolate_kernel(const KernelInit& init) {
     check_indices_in_range(idx, m, ctx.where(), names[1], "m, the last dimension of 'features'");
     const int64_t n = idx.dim(1);
     Tensor& out = ctx.output(0, DType::kFloat32, {batch, channels, n});
+    Tensor scratch;
     dispatch_index(idx.dtype(), ctx.where(), names[1], [&](auto tag) {
       using Index = decltype(tag);
       three_interpolate(features.data_as<float>(), idx.data_as<Index>(), weight.data_as<float>(), batch, channels, m, n,
-                        out.data_as<float>());
+                        out.data_as<float>(), run_scratch(ctx, scratch));
     });
   });
 }

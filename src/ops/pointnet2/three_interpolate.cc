@@ -27,10 +27,12 @@ namespace {
 // into 16 channel rows. Same operations per element as three_interpolate_one.
 template <typename Index>
 void interpolate_transposed(const float* features, const Index* idx, const float* weight, int64_t batch,
-                            int64_t channels, int64_t m, int64_t n, float* out, bool stream) {
+                            int64_t channels, int64_t m, int64_t n, float* out, bool stream,
+                            const ScratchAllocator& scratch) {
   using namespace gather_detail;
   const int64_t padded = padded_channels(channels);
-  float* ft = transposed_scratch(static_cast<size_t>(m * padded));
+  AlignedScratch buffer(scratch);
+  float* ft = buffer.get(static_cast<size_t>(m * padded));
   stream = stream && n % 16 == 0 && (reinterpret_cast<uintptr_t>(out) & 3) == 0;
   const int64_t head = stream ? static_cast<int64_t>(((64 - (reinterpret_cast<uintptr_t>(out) & 63)) & 63) / 4) : 0;
   const int64_t full = head + (n - head) / 16 * 16;
@@ -82,7 +84,7 @@ void interpolate_transposed(const float* features, const Index* idx, const float
 
 template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
-                       int64_t m, int64_t n, float* out) {
+                       int64_t m, int64_t n, float* out, const ScratchAllocator& scratch) {
   using namespace gather_detail;
   if (batch == 0 || channels == 0 || n == 0) return;
   if (m > std::numeric_limits<int32_t>::max()) {
@@ -92,7 +94,7 @@ void three_interpolate(const float* features, const Index* idx, const float* wei
   const bool stream = batch * channels * n * 4 > kStreamOutputBytes;
 #if defined(__AVX512F__)
   if (n >= m && channels >= 4) {  // each feature point is used 3n/m times: copy point-major
-    interpolate_transposed(features, idx, weight, batch, channels, m, n, out, stream);
+    interpolate_transposed(features, idx, weight, batch, channels, m, n, out, stream, scratch);
     return;
   }
 #endif
@@ -140,8 +142,10 @@ void three_interpolate(const float* features, const Index* idx, const float* wei
   }
 }
 
-template void three_interpolate<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*);
-template void three_interpolate<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*);
+template void three_interpolate<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
+                                         const ScratchAllocator&);
+template void three_interpolate<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
+                                         const ScratchAllocator&);
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "ops/pointnet2/common.h"
+#include "ops/pointnet2/gather_points.h"
 
 namespace pointrt {
 namespace pointnet2 {
@@ -31,7 +32,7 @@ void three_interpolate_ref(const float* features, const Index* idx, const float*
 /// and used by a block of channels whose rows stay in L2, AVX-512 gathers. OpenMP over tiles.
 template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
-                       int64_t m, int64_t n, float* out);
+                       int64_t m, int64_t n, float* out, const ScratchAllocator& scratch = nullptr);
 
 }  // namespace pointnet2
 }  // namespace pointrt
