@@ -64,6 +64,15 @@ TOLERANCE = 1e-4  # max |got - ref| / max |ref|
 BLAS_DIR = ""  # --blas-dir
 BUDGET_S = 20.0  # --budget-s
 REPEATS = 5  # --repeats
+WAIT_POLICY = "passive"  # --omp-wait-policy (pointrt)
+PEER_WAIT_POLICY = "passive"  # --peer-omp-wait-policy (PyTorch, spconv)
+
+
+def wait_policy_env(env: Dict[str, str], policy: str) -> Dict[str, str]:
+    """OMP_WAIT_POLICY for an engine's process ("default": whatever the environment says)."""
+    if policy != "default":
+        env["OMP_WAIT_POLICY"] = policy
+    return env
 
 
 # --------------------------------------------------------------------------- scans
@@ -308,7 +317,8 @@ def run_child(kind: str, data: Path, model: Path, threads: int, repeats: int, ou
     cmd = [sys.executable, __file__, "--child", kind, "--data", str(data), "--model", str(model),
            "--threads", str(threads), "--repeats", str(repeats), "--budget-s", str(BUDGET_S)] + \
         (["--out", str(out)] if out else [])
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
+    env = wait_policy_env(dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads)),
+                          PEER_WAIT_POLICY)
     if BLAS_DIR:  # e.g. OpenBLAS instead of Debian's default reference BLAS, for PyTorch and spconv only
         env["LD_LIBRARY_PATH"] = BLAS_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     res = subprocess.run(FRESH + cmd, capture_output=True, text=True, env=env)
@@ -343,7 +353,7 @@ def run_pointrt(onnx_path: Path, inputs: List[str], threads: int, repeats: int) 
                "--iterations", str(repeats), "--json", str(summary), "--profile"]
         for i in inputs:
             cmd += ["--input", i]
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
+        env = wait_policy_env(dict(os.environ, OMP_NUM_THREADS=str(threads)), WAIT_POLICY)
         res = subprocess.run(FRESH + cmd, capture_output=True, text=True, env=env)
         if res.returncode != 0:
             return {"error": (res.stderr.strip() or res.stdout.strip())[-300:]}
@@ -624,6 +634,13 @@ def main() -> None:
                     help="a folder with another libblas.so.3 (e.g. OpenBLAS) for the PyTorch and spconv processes")
     ap.add_argument("--budget-s", type=float, default=20.0,
                     help="PyTorch/spconv: fewer timed runs (at least one) when --repeats would take longer")
+    ap.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active", "default"],
+                    help="OMP_WAIT_POLICY for pointrt. passive: for a machine whose cores are busy with other "
+                         "work (a spinning thread would wait for a core); active: for an idle machine (a "
+                         "sleeping thread of an idle VM takes tens of microseconds to wake per parallel region)")
+    ap.add_argument("--peer-omp-wait-policy", default="passive", choices=["passive", "active", "default"],
+                    help="OMP_WAIT_POLICY for the PyTorch and spconv processes (passive suits them even on an "
+                         "idle machine: their OpenMP and OpenBLAS thread pools spin against each other)")
     ap.add_argument("--child", choices=["torch", "spconv", "voxelize", "detector", "gemm"], help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -633,10 +650,11 @@ def main() -> None:
         args.threads = args.threads[0]
         child_main(args)
         return
-    global BLAS_DIR, BUDGET_S, REPEATS
+    global BLAS_DIR, BUDGET_S, REPEATS, WAIT_POLICY, PEER_WAIT_POLICY
     if args.quick:
         args.voxels, args.detector_voxels, args.threads, args.repeats = [5000], [5000], [2], 2
     BLAS_DIR, BUDGET_S, REPEATS = args.blas_dir, args.budget_s, args.repeats
+    WAIT_POLICY, PEER_WAIT_POLICY = args.omp_wait_policy, args.peer_omp_wait_policy
     if not Path(pointrt_cli()).exists():
         sys.exit(f"{pointrt_cli()} not found: build it first (scripts/setup.sh) or set POINTRT_CLI")
 
@@ -644,7 +662,8 @@ def main() -> None:
         print(msg, flush=True)
 
     log(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}, "
-        f"torch {torch.__version__}, BLAS for PyTorch/spconv: {BLAS_DIR or 'the system libblas.so.3'}")
+        f"torch {torch.__version__}, BLAS for PyTorch/spconv: {BLAS_DIR or 'the system libblas.so.3'}, "
+        f"OMP_WAIT_POLICY pointrt {WAIT_POLICY}, PyTorch/spconv {PEER_WAIT_POLICY}")
     out: Dict[str, List[Dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmpd = Path(tmp)
