@@ -42,11 +42,12 @@ void gather_transposed(const float* features, const Index* idx, int64_t batch, i
       transpose_features(f, channels, n, ft);  // ends with the omp for's barrier
 #pragma omp for schedule(static)
       for (int64_t j = head; j < full; j += 16) {
-        const float* rows[16];
-        for (int k = 0; k < 16; ++k) rows[k] = ft + static_cast<int64_t>(ids[j + k]) * padded;
+        // Row pointers are formed in the loop from the (L1-hot) indices: a precomputed pointer
+        // array gets filled with vector stores whose scalar reloads miss store-to-load forwarding.
+        const Index* ik = ids + j;
         for (int64_t c0 = 0; c0 < channels; c0 += 16) {
           __m512 r[16];
-          for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(rows[k] + c0);
+          for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(ft + static_cast<int64_t>(ik[k]) * padded + c0);
           transpose16x16(r);
           store_rows(r, std::min<int64_t>(16, channels - c0), o + c0 * m + j, m, stream);
         }
