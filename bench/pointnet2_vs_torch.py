@@ -95,6 +95,8 @@ import pointrt  # noqa: E402
 from pointrt.runtime import load_runtime  # noqa: E402
 from pointrt.torch import ops  # noqa: E402
 
+from models.sparse_detectors import randomize_batchnorm  # noqa: E402  (BatchNorm statistics, seeded)
+
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -612,18 +614,6 @@ def section_scaling(runner, args, results):
         print(f"\n### Scaling: {fam} ({desc})\n\n" + table + "\n", flush=True)
 
 
-def randomize_bn(model, seed=1):
-    g = torch.Generator().manual_seed(seed)
-    for m in model.modules():
-        if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
-            c = m.num_features
-            m.running_mean.copy_((torch.rand(c, generator=g) - 0.5) * 0.2)
-            m.running_var.copy_(torch.rand(c, generator=g) * 0.5 + 0.75)
-            m.weight.data.copy_(torch.rand(c, generator=g) * 0.5 + 0.75)
-            m.bias.data.copy_((torch.rand(c, generator=g) - 0.5) * 0.2)
-    return model.eval()
-
-
 def model_cases():
     from models.pointnet2_msg_seg import Pointnet2MSGSeg
     from models.pointnet2_ssg_cls import Pointnet2SSGCls
@@ -662,7 +652,7 @@ def section_models(runner, args, results):
         if key not in wanted:
             continue
         torch.manual_seed(0)
-        model = randomize_bn(ctor())
+        model = randomize_batchnorm(ctor(), seed=1).eval()
         x = make_input()
         path = os.path.join(runner.workdir, f"{key}.onnx")
         t0 = time.perf_counter()

@@ -264,6 +264,38 @@ TEST(NnConv, ErrorsNameTheNode) {
   EXPECT_THROW(s.run({{"X", random_tensor({1, 3, 2, 2}, 1)}}), Error);
 }
 
+// A per-axis attribute with the wrong number of values (window_attr_values) is one error that
+// names the node, the attribute, the expected count and the input's shape, for Conv and pools.
+TEST(NnConv, PerAxisAttributeOfTheWrongLength) {
+  auto error_of = [](const std::string& op, const std::string& attr, const std::vector<int64_t>& values) {
+    ModelBuilder mb(13);
+    mb.input("X", {1, 3, 5, 5});
+    std::vector<std::string> inputs = {"X"};
+    if (op == "Conv") {
+      mb.initializer("W", random_tensor({4, 3, 3, 3}, 1));
+      inputs.push_back("W");
+    }
+    auto* n = mb.node(op, inputs, {"Y"}, "bad_" + attr);
+    if (op != "Conv") ModelBuilder::ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::ints(n, attr, values);
+    mb.output("Y");
+    try {
+      Session s(mb.build());
+      s.run({{"X", random_tensor({1, 3, 5, 5}, 2)}});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string m = error_of("Conv", "strides", {1});
+  EXPECT_NE(m.find("bad_strides"), std::string::npos) << m;
+  EXPECT_NE(m.find("attribute strides has 1 values, expected 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("[1, 3, 5, 5]"), std::string::npos) << m;
+  m = error_of("MaxPool", "pads", {0, 0});
+  EXPECT_NE(m.find("bad_pads"), std::string::npos) << m;
+  EXPECT_NE(m.find("attribute pads has 2 values, expected 4"), std::string::npos) << m;
+}
+
 TEST(NnConv, PicksAFastImplementation) {
   struct Case { Shape x, w; int64_t group; bool transpose; };
   std::vector<Case> cases = {

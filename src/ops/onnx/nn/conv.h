@@ -29,6 +29,11 @@ AutoPad parse_auto_pad(const Attributes& attrs, const std::string& where);
 void check_window_attrs(const std::vector<int64_t>& kernel_shape, const std::vector<int64_t>& strides,
                         const std::vector<int64_t>& dilations, const std::vector<int64_t>* pads,
                         const std::string& where);
+/// A per-axis window attribute (strides, dilations, pads, output_padding): `n` copies of `dflt`
+/// when absent, else exactly `n` values; the error names the attribute and `for_what` (the input
+/// and its shape).
+std::vector<int64_t> window_attr_values(const std::vector<int64_t>& values, const char* name, int64_t dflt, size_t n,
+                                        const std::string& where, const std::string& for_what);
 
 struct ConvAttrs {
   bool transpose = false;

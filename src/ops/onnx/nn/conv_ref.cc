@@ -70,6 +70,14 @@ void check_window_attrs(const std::vector<int64_t>& kernel_shape, const std::vec
       if (p < 0) fail(where, ": attribute pads must be >= 0, got ", p);
 }
 
+std::vector<int64_t> window_attr_values(const std::vector<int64_t>& values, const char* name, int64_t dflt, size_t n,
+                                        const std::string& where, const std::string& for_what) {
+  if (values.empty()) return std::vector<int64_t>(n, dflt);
+  if (values.size() != n)
+    fail(where, ": attribute ", name, " has ", values.size(), " values, expected ", n, " for ", for_what);
+  return values;
+}
+
 Shape ConvGeometry::output_shape() const {
   Shape s{batch, out_channels};
   s.insert(s.end(), out_spatial.begin(), out_spatial.end());
@@ -112,11 +120,9 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
     if (b->size() != 1 || (*b)[0] != g.out_channels)
       fail(where, ": input B has shape ", shape_to_string(*b), ", expected [", g.out_channels, "]");
   }
+  const std::string for_x = "input X " + shape_to_string(x);
   auto per_dim = [&](const std::vector<int64_t>& v, const char* name, int64_t dflt, size_t n) {
-    if (v.empty()) return std::vector<int64_t>(n, dflt);
-    if (v.size() != n)
-      fail(where, ": attribute ", name, " has ", v.size(), " values, expected ", n, " for input X ", shape_to_string(x));
-    return v;
+    return window_attr_values(v, name, dflt, n, where, for_x);
   };
   g.strides = per_dim(a.strides, "strides", 1, nsp);
   g.dilations = per_dim(a.dilations, "dilations", 1, nsp);

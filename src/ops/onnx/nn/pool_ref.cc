@@ -51,11 +51,9 @@ PoolGeometry pool_geometry(const PoolAttrs& a, const Shape& x, const std::string
   }
   if (a.kernel_shape.size() != nsp)
     fail(where, ": attribute kernel_shape has ", a.kernel_shape.size(), " values, expected ", nsp, " for X ", shape_to_string(x));
+  const std::string for_x = "X " + shape_to_string(x);
   auto per_dim = [&](const std::vector<int64_t>& v, const char* name, int64_t dflt, size_t n) {
-    if (v.empty()) return std::vector<int64_t>(n, dflt);
-    if (v.size() != n)
-      fail(where, ": attribute ", name, " has ", v.size(), " values, expected ", n, " for X ", shape_to_string(x));
-    return v;
+    return window_attr_values(v, name, dflt, n, where, for_x);
   };
   g.kernel = a.kernel_shape;
   g.strides = per_dim(a.strides, "strides", 1, nsp);
