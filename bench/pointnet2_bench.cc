@@ -37,8 +37,10 @@ void PN2_FurthestPointSample(benchmark::State& state) {
   auto xyz = cube_cloud(n, 1);
   std::vector<int32_t> idx(static_cast<size_t>(npoint));
   for (auto _ : state) {
-    if (kReference) furthest_point_sample_ref(xyz.data(), 1, n, {npoint, false}, idx.data());
-    else furthest_point_sample(xyz.data(), 1, n, {npoint, false}, idx.data());
+    if (kReference)
+      furthest_point_sample_ref(xyz.data(), 1, n, {npoint, false}, idx.data());
+    else
+      furthest_point_sample(xyz.data(), 1, n, {npoint, false}, idx.data());
     benchmark::DoNotOptimize(idx.data());
   }
   set_counters(state, npoint);
@@ -55,8 +57,10 @@ void PN2_BallQuery(benchmark::State& state) {
   auto centres = cube_cloud(m, 3);
   std::vector<int32_t> idx(static_cast<size_t>(m * a.nsample));
   for (auto _ : state) {
-    if (kReference) ball_query_ref(xyz.data(), centres.data(), 1, n, m, a, idx.data());
-    else ball_query(xyz.data(), centres.data(), 1, n, m, a, idx.data());
+    if (kReference)
+      ball_query_ref(xyz.data(), centres.data(), 1, n, m, a, idx.data());
+    else
+      ball_query(xyz.data(), centres.data(), 1, n, m, a, idx.data());
     benchmark::DoNotOptimize(idx.data());
   }
   set_counters(state, m);
@@ -73,8 +77,10 @@ void PN2_ThreeNN(benchmark::State& state) {
   std::vector<float> dist(static_cast<size_t>(n * 3));
   std::vector<int32_t> idx(static_cast<size_t>(n * 3));
   for (auto _ : state) {
-    if (kReference) three_nn_ref(unknown.data(), known.data(), 1, n, m, dist.data(), idx.data());
-    else three_nn(unknown.data(), known.data(), 1, n, m, dist.data(), idx.data());
+    if (kReference)
+      three_nn_ref(unknown.data(), known.data(), 1, n, m, dist.data(), idx.data());
+    else
+      three_nn(unknown.data(), known.data(), 1, n, m, dist.data(), idx.data());
     benchmark::DoNotOptimize(idx.data());
   }
   set_counters(state, n);

@@ -113,7 +113,8 @@ PYBIND11_MODULE(_pointrt, m) {
   m.doc() = "pointrt runtime bindings";
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
   py::class_<PySession>(m, "Session")
-      .def(py::init<const std::string&, int, bool>(), py::arg("path"), py::arg("threads") = 0, py::arg("optimize") = true)
+      .def(py::init<const std::string&, int, bool>(), py::arg("path"), py::arg("threads") = 0,
+           py::arg("optimize") = true)
       .def_property_readonly("input_names", &PySession::input_names)
       .def_property_readonly("output_names", &PySession::output_names)
       .def("run", &PySession::run, py::arg("feeds"), "Run with {name: ndarray}; returns {name: ndarray}.")

@@ -55,7 +55,10 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
     auto eq = spec.find('=');
     if (eq == std::string::npos) {
       if (!ends_with(spec, ".npz")) {
-        if (inputs.size() == 1) { feeds[inputs[0].name] = load_input_file(spec, &inputs[0], options.bin_fields); continue; }
+        if (inputs.size() == 1) {
+          feeds[inputs[0].name] = load_input_file(spec, &inputs[0], options.bin_fields);
+          continue;
+        }
         fail("--input '", spec, "': use NAME=FILE (the model has ", inputs.size(), " inputs)");
       }
       for (auto& [k, t] : read_npz(spec))
@@ -74,7 +77,11 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
   for (const auto& d : options.dims) {
     auto eq = d.find('=');
     if (eq == std::string::npos) fail("--dim '", d, "': use SYMBOL=VALUE");
-    try { dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1)); } catch (...) { fail("--dim '", d, "': the value is not an integer"); }
+    try {
+      dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
+    } catch (...) {
+      fail("--dim '", d, "': the value is not an integer");
+    }
   }
   std::mt19937 rng(options.seed);
   std::uniform_real_distribution<float> uni(-1.f, 1.f);
@@ -83,11 +90,14 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
     if (!v.has_shape) fail("input '", v.name, "' has no declared shape: give it with --input ", v.name, "=FILE.npy");
     Shape s;
     for (const auto& d : v.shape) {
-      if (d.is_fixed()) s.push_back(d.value);
-      else if (dims.count(d.symbol)) s.push_back(dims[d.symbol]);
+      if (d.is_fixed())
+        s.push_back(d.value);
+      else if (dims.count(d.symbol))
+        s.push_back(dims[d.symbol]);
       else {
         s.push_back(1);
-        std::cerr << "note: input '" << v.name << "' dimension '" << (d.symbol.empty() ? "?" : d.symbol) << "' set to 1 (use --dim)\n";
+        std::cerr << "note: input '" << v.name << "' dimension '" << (d.symbol.empty() ? "?" : d.symbol)
+                  << "' set to 1 (use --dim)\n";
       }
     }
     Tensor t = Tensor::zeros(v.dtype == DType::kUndefined ? DType::kFloat32 : v.dtype, s);

@@ -14,8 +14,8 @@ struct InputOptions {
   std::vector<std::string> inputs;  // "NAME=FILE" or "FILE.npz"
   std::vector<std::string> dims;    // "SYMBOL=VALUE"
   unsigned seed = 0;
-  int bin_fields = 0;               // floats per point in .bin clouds; 0: the model's last input
-                                    // dimension when it is 4 or more (nuScenes 5), else 4 (KITTI)
+  int bin_fields = 0;  // floats per point in .bin clouds; 0: the model's last input
+                       // dimension when it is 4 or more (nuScenes 5), else 4 (KITTI)
 };
 
 /// Feeds for every model input: from the given files, else random (uniform [-1, 1) floats,

@@ -41,8 +41,12 @@ int cmd_inspect(const std::string& path) {
   for (const auto& v : model.outputs()) std::cout << "  " << v.to_string() << "\n";
   size_t weights = 0, weight_bytes = 0;
   for (const auto& v : m.graph.values)
-    if (v.constant) { ++weights; weight_bytes += v.constant->nbytes(); }
-  std::cout << "initializers: " << weights << " (" << std::fixed << std::setprecision(2) << weight_bytes / 1048576.0 << " MiB)\n";
+    if (v.constant) {
+      ++weights;
+      weight_bytes += v.constant->nbytes();
+    }
+  std::cout << "initializers: " << weights << " (" << std::fixed << std::setprecision(2) << weight_bytes / 1048576.0
+            << " MiB)\n";
   std::map<std::pair<std::string, std::string>, int> histogram;
   std::vector<std::string> unsupported;
   for (const auto& n : m.graph.nodes) {
@@ -53,14 +57,16 @@ int cmd_inspect(const std::string& path) {
   std::cout << "nodes: " << m.graph.nodes.size() << "\n";
   std::vector<std::pair<int, std::string>> rows;
   for (const auto& [k, c] : histogram) rows.push_back({c, (k.first.empty() ? "" : k.first + "::") + k.second});
-  std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(rows.begin(), rows.end(),
+            [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   for (const auto& [c, name] : rows) std::cout << "  " << std::setw(5) << c << "  " << name << "\n";
   // Numerics a deployed model rarely means, and settings users compare with PyTorch by hand.
   std::vector<std::string> warnings;
   for (const auto& n : m.graph.nodes) {
     if (!n.domain.empty()) continue;
     if (n.op_type == "BatchNormalization" && n.opset >= 14 && n.attrs.get_int("training_mode", 0) != 0)
-      warnings.push_back(n.describe() + " is in training mode: it normalises with batch statistics, not the running ones"
+      warnings.push_back(n.describe() +
+                         " is in training mode: it normalises with batch statistics, not the running ones"
                          " (export after model.eval())");
     if (n.op_type == "Dropout" && n.inputs.size() > 2 && n.inputs[2] >= 0) {
       const auto& v = m.graph.values[n.inputs[2]];
@@ -68,12 +74,16 @@ int cmd_inspect(const std::string& path) {
         warnings.push_back(n.describe() + " may run in training mode (training_mode input '" + v.name + "')");
     }
     if (n.op_type == "Resize" || n.op_type == "Upsample")
-      warnings.push_back(str_cat("note: ", n.describe(), " mode=", n.attrs.get_string("mode", "nearest"),
-                                 " coordinate_transformation_mode=", n.attrs.get_string("coordinate_transformation_mode", "half_pixel"),
-                                 n.attrs.get_string("mode", "nearest") == "nearest" ? " nearest_mode=" + n.attrs.get_string("nearest_mode", "round_prefer_floor") : ""));
+      warnings.push_back(str_cat(
+          "note: ", n.describe(), " mode=", n.attrs.get_string("mode", "nearest"),
+          " coordinate_transformation_mode=", n.attrs.get_string("coordinate_transformation_mode", "half_pixel"),
+          n.attrs.get_string("mode", "nearest") == "nearest"
+              ? " nearest_mode=" + n.attrs.get_string("nearest_mode", "round_prefer_floor")
+              : ""));
   }
   for (const auto& w : warnings) std::cout << (w.rfind("note: ", 0) == 0 ? "" : "warning: ") << w << "\n";
-  if (unsupported.empty()) std::cout << "unsupported: none (every node has a kernel)\n";
+  if (unsupported.empty())
+    std::cout << "unsupported: none (every node has a kernel)\n";
   else {
     std::cout << "unsupported: " << unsupported.size() << " node(s)\n";
     for (const auto& u : unsupported) std::cout << "  " << u << "\n";
@@ -92,8 +102,8 @@ int cmd_list_ops(bool markdown) {
   if (markdown) {
     std::cout << "| domain | operator | opsets | types | notes |\n|---|---|---|---|---|\n";
     for (const auto& o : ops)
-      std::cout << "| " << domain_label(o.domain) << " | " << o.op_type << " | " << o.since_version << "-" << o.until_version
-                << " | " << types_text(o.types) << " | " << o.note << " |\n";
+      std::cout << "| " << domain_label(o.domain) << " | " << o.op_type << " | " << o.since_version << "-"
+                << o.until_version << " | " << types_text(o.types) << " | " << o.note << " |\n";
   } else {
     for (const auto& o : ops)
       std::cout << std::left << std::setw(10) << domain_label(o.domain) << std::setw(28) << o.op_type << std::setw(8)
@@ -132,7 +142,8 @@ void print_top_classes(const Tensor& logits, const std::string& labels_file, int
   std::sort(p.begin(), p.end(), [](auto& a, auto& b) { return a.first > b.first; });
   std::cout << "predicted:";
   for (int k = 0; k < std::min<int64_t>(top, classes); ++k)
-    std::cout << (k ? "," : "") << " " << names[p[k].second] << " (" << std::fixed << std::setprecision(3) << p[k].first << ")";
+    std::cout << (k ? "," : "") << " " << names[p[k].second] << " (" << std::fixed << std::setprecision(3) << p[k].first
+              << ")";
   std::cout << "\n";
 }
 
@@ -156,7 +167,11 @@ int cmd_run(const std::string& path, const InputOptions& in, const std::string& 
     if (!output_dir.empty()) write_npy(output_dir + "/" + safe_file_name(name) + ".npy", outputs[i]);
     if (!ref.empty()) {
       auto it = refs.find(name);
-      if (it == refs.end()) { std::cout << "  ref: no array '" << name << "' in " << ref << "\n"; ++mismatches; continue; }
+      if (it == refs.end()) {
+        std::cout << "  ref: no array '" << name << "' in " << ref << "\n";
+        ++mismatches;
+        continue;
+      }
       CompareResult c = compare_tensors(outputs[i], it->second, atol, rtol);
       std::cout << "  vs ref: " << c.message << "\n";
       if (!c.ok) ++mismatches;
@@ -164,7 +179,9 @@ int cmd_run(const std::string& path, const InputOptions& in, const std::string& 
   }
   if (!labels.empty() && !outputs.empty()) print_top_classes(outputs[0], labels, top);
   if (!output_dir.empty()) std::cout << "wrote " << outputs.size() << " output(s) to " << output_dir << "\n";
-  if (!ref.empty()) std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size() << " outputs match the reference\n";
+  if (!ref.empty())
+    std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size()
+              << " outputs match the reference\n";
   return mismatches ? 1 : 0;
 }
 
@@ -183,13 +200,13 @@ std::string memory_line() {
   struct mallinfo2 mi = mallinfo2();
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << "RSS " << pages_resident * 4096.0 / 1048576 << " MiB (malloc: in use "
-     << mi.uordblks / 1048576.0 << ", free in heap " << mi.fordblks / 1048576.0 << ", mmapped " << mi.hblkhd / 1048576.0 << ")";
+     << mi.uordblks / 1048576.0 << ", free in heap " << mi.fordblks / 1048576.0 << ", mmapped " << mi.hblkhd / 1048576.0
+     << ")";
   return os.str();
 }
 
 int cmd_bench(const std::string& path, const InputOptions& in, int threads, int warmup, int iterations, bool profile,
-              int profile_nodes,
-              const std::string& json_out) {
+              int profile_nodes, const std::string& json_out) {
   SessionOptions so;
   so.intra_op_threads = threads;
   so.profile = profile;
@@ -216,9 +233,12 @@ int cmd_bench(const std::string& path, const InputOptions& in, int threads, int 
     session.run(feeds);
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (profile)
-      for (const auto& p : session.last_profile()) { op_ms[p.op_type] += p.milliseconds; node_ms[p.op_type + " " + p.node_name] += p.milliseconds; }
+      for (const auto& p : session.last_profile()) {
+        op_ms[p.op_type] += p.milliseconds;
+        node_ms[p.op_type + " " + p.node_name] += p.milliseconds;
+      }
   }
-  struct rusage ru{};
+  struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   double med = median(times);
   double mean = 0;
@@ -226,33 +246,43 @@ int cmd_bench(const std::string& path, const InputOptions& in, int threads, int 
   mean /= std::max<size_t>(1, times.size());
   std::sort(times.begin(), times.end());
   std::cout << std::fixed << std::setprecision(3);
-  std::cout << "model: " << path << "\nthreads: " << (threads ? std::to_string(threads) : "all") << ", warmup: " << warmup
-            << ", iterations: " << iterations << "\n";
+  std::cout << "model: " << path << "\nthreads: " << (threads ? std::to_string(threads) : "all")
+            << ", warmup: " << warmup << ", iterations: " << iterations << "\n";
   std::cout << "prepare: " << prepare_ms << " ms\n";
-  std::cout << "latency ms: median " << med << ", mean " << mean << ", min " << times.front() << ", max " << times.back() << "\n";
+  std::cout << "latency ms: median " << med << ", mean " << mean << ", min " << times.front() << ", max "
+            << times.back() << "\n";
   std::cout << "peak RSS: " << ru.ru_maxrss / 1024.0 << " MiB\n";
   memory_log.push_back("after timed runs: " + memory_line());
   MemoryStats ms = session.memory_stats();
-  std::cout << "memory: arena plan " << ms.arena_bytes / 1048576.0 << " MiB (" << ms.planned_signatures << " signature(s)), "
-            << ms.arena_allocations << " tensors from arena blocks, " << ms.pool_allocations << " from the pool\n";
+  std::cout << "memory: arena plan " << ms.arena_bytes / 1048576.0 << " MiB (" << ms.planned_signatures
+            << " signature(s)), " << ms.arena_allocations << " tensors from arena blocks, " << ms.pool_allocations
+            << " from the pool\n";
   for (const auto& l : memory_log) std::cout << "  " << l << "\n";
   if (profile) {
     std::vector<std::pair<double, std::string>> rows;
     double total = 0;
-    for (auto& [k, v] : op_ms) { rows.push_back({v / iterations, k}); total += v / iterations; }
+    for (auto& [k, v] : op_ms) {
+      rows.push_back({v / iterations, k});
+      total += v / iterations;
+    }
     std::sort(rows.rbegin(), rows.rend());
     std::cout << "per operator (mean ms per run, share):\n";
-    for (auto& [ms, k] : rows) std::cout << "  " << std::setw(28) << std::left << k << std::right << std::setw(10) << ms << "  " << std::setw(5) << std::setprecision(1) << 100 * ms / std::max(total, 1e-9) << "%\n" << std::setprecision(3);
+    for (auto& [ms, k] : rows)
+      std::cout << "  " << std::setw(28) << std::left << k << std::right << std::setw(10) << ms << "  " << std::setw(5)
+                << std::setprecision(1) << 100 * ms / std::max(total, 1e-9) << "%\n"
+                << std::setprecision(3);
     std::vector<std::pair<double, std::string>> nodes;
     for (auto& [k, v] : node_ms) nodes.push_back({v / iterations, k});
     std::sort(nodes.rbegin(), nodes.rend());
     std::cout << "slowest nodes:\n";
-    for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(profile_nodes, 0)), nodes.size()); ++i) std::cout << "  " << std::setw(10) << nodes[i].first << "  " << nodes[i].second << "\n";
+    for (size_t i = 0; i < std::min<size_t>(static_cast<size_t>(std::max(profile_nodes, 0)), nodes.size()); ++i)
+      std::cout << "  " << std::setw(10) << nodes[i].first << "  " << nodes[i].second << "\n";
   }
   if (!json_out.empty()) {
     std::ofstream f(json_out);
-    f << "{\"model\": \"" << path << "\", \"threads\": " << threads << ", \"median_ms\": " << med << ", \"mean_ms\": " << mean
-      << ", \"min_ms\": " << times.front() << ", \"peak_rss_mib\": " << ru.ru_maxrss / 1024.0 << ", \"prepare_ms\": " << prepare_ms << "}\n";
+    f << "{\"model\": \"" << path << "\", \"threads\": " << threads << ", \"median_ms\": " << med
+      << ", \"mean_ms\": " << mean << ", \"min_ms\": " << times.front()
+      << ", \"peak_rss_mib\": " << ru.ru_maxrss / 1024.0 << ", \"prepare_ms\": " << prepare_ms << "}\n";
   }
   return 0;
 }
@@ -273,10 +303,13 @@ int main(int argc, char** argv) {
 
   InputOptions in;
   auto add_input_options = [&](CLI::App* c) {
-    c->add_option("--input,-i", in.inputs, "NAME=FILE (.npy, or a point cloud .bin/.ply/.pcd), or a .npz holding every input");
+    c->add_option("--input,-i", in.inputs,
+                  "NAME=FILE (.npy, or a point cloud .bin/.ply/.pcd), or a .npz holding every input");
     c->add_option("--dim", in.dims, "SYMBOL=VALUE for symbolic dimensions of random inputs (e.g. N=16384)");
     c->add_option("--seed", in.seed, "seed for random inputs");
-    c->add_option("--bin-fields", in.bin_fields, "floats per point in .bin clouds (KITTI 4, nuScenes 5; default: the model's last input dimension if >= 4, else 4)");
+    c->add_option("--bin-fields", in.bin_fields,
+                  "floats per point in .bin clouds (KITTI 4, nuScenes 5; default: the model's last input dimension if "
+                  ">= 4, else 4)");
   };
   std::string output_dir, ref;
   double atol = 1e-5, rtol = 1e-3;
@@ -305,7 +338,8 @@ int main(int argc, char** argv) {
   bench->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--iterations,-n", iterations, "timed runs")->capture_default_str();
   bench->add_flag("--profile", profile, "per-operator and per-node time");
-  bench->add_option("--profile-nodes", profile_nodes, "how many of the slowest nodes --profile lists")->capture_default_str();
+  bench->add_option("--profile-nodes", profile_nodes, "how many of the slowest nodes --profile lists")
+      ->capture_default_str();
   bench->add_option("--json", json_out, "also write the summary as JSON");
 
   CLI11_PARSE(app, argc, argv);
@@ -313,7 +347,8 @@ int main(int argc, char** argv) {
     if (*inspect) return cmd_inspect(model_path);
     if (*list_ops) return cmd_list_ops(markdown);
     if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
-    if (*bench) return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, profile_nodes, json_out);
+    if (*bench)
+      return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, profile_nodes, json_out);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -80,9 +80,13 @@ class Tensor {
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <typename T>
-  T* data_as() { return static_cast<T*>(data_); }
+  T* data_as() {
+    return static_cast<T*>(data_);
+  }
   template <typename T>
-  const T* data_as() const { return static_cast<const T*>(data_); }
+  const T* data_as() const {
+    return static_cast<const T*>(data_);
+  }
   /// A deep copy with its own storage.
   Tensor clone() const;
   /// Same storage, another shape with the same number of elements.
@@ -203,8 +207,8 @@ class Session {
 struct OpSupport {
   std::string domain;  // "" = ai.onnx, "pointrt"
   std::string op_type;
-  int since_version;   // first opset this kernel serves
-  int until_version;   // last opset this kernel serves
+  int since_version;         // first opset this kernel serves
+  int until_version;         // last opset this kernel serves
   std::vector<DType> types;  // element types of the main ("T") input
   std::string note;
 };

@@ -36,14 +36,12 @@ template <typename... Args>
   throw Error(str_cat(args...));
 }
 
-#define PRT_CHECK(cond, ...)                    \
-  do {                                          \
+#define PRT_CHECK(cond, ...)                   \
+  do {                                         \
     if (!(cond)) ::pointrt::fail(__VA_ARGS__); \
   } while (0)
 
-inline bool is_float_type(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16;
-}
+inline bool is_float_type(DType t) { return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16; }
 inline bool is_signed_int_type(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
 }
@@ -54,17 +52,50 @@ inline bool is_int_type(DType t) { return is_signed_int_type(t) || is_unsigned_i
 
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
-template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kInt16; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
-template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kUInt16; };
-template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUInt32; };
-template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUInt64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kInt8;
+};
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::kInt16;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUInt8;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::kUInt16;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::kUInt32;
+};
+template <>
+struct DTypeOf<uint64_t> {
+  static constexpr DType value = DType::kUInt64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
 
 // Dispatch a generic lambda `f(T{})` on a runtime dtype. Bool is stored as one byte: it is
 // dispatched as `bool` (sizeof(bool) == 1 on every platform we build for).
@@ -86,7 +117,10 @@ void dispatch_numeric(DType t, const char* what, F&& f) {
 }
 template <typename F>
 void dispatch_all(DType t, const char* what, F&& f) {
-  if (t == DType::kBool) { f(bool{}); return; }
+  if (t == DType::kBool) {
+    f(bool{});
+    return;
+  }
   dispatch_numeric(t, what, std::forward<F>(f));
 }
 template <typename F>
@@ -113,15 +147,21 @@ void dispatch_by_size(DType t, const char* what, F&& f) {
 inline float half_to_float(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
   if (exp == 0) {
-    if (mant == 0) bits = sign;
+    if (mant == 0)
+      bits = sign;
     else {  // subnormal: normalise
       exp = 127 - 15 + 1;
-      while (!(mant & 0x400u)) { mant <<= 1; --exp; }
+      while (!(mant & 0x400u)) {
+        mant <<= 1;
+        --exp;
+      }
       mant &= 0x3ffu;
       bits = sign | (exp << 23) | (mant << 13);
     }
-  } else if (exp == 31) bits = sign | 0x7f800000u | (mant << 13);
-  else bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  } else if (exp == 31)
+    bits = sign | 0x7f800000u | (mant << 13);
+  else
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
@@ -151,8 +191,7 @@ inline uint16_t float_to_half(float f) {
 
 /// Normalise a possibly negative axis into [0, rank); error names the node.
 inline int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& where) {
-  if (axis < -rank || axis >= rank)
-    fail(where, ": axis ", axis, " is out of range for a tensor of rank ", rank);
+  if (axis < -rank || axis >= rank) fail(where, ": axis ", axis, " is out of range for a tensor of rank ", rank);
   return axis < 0 ? axis + rank : axis;
 }
 

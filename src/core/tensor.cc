@@ -66,9 +66,12 @@ std::string ValueInfo::to_string() const {
   os << "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) os << ", ";
-    if (shape[i].is_fixed()) os << shape[i].value;
-    else if (!shape[i].symbol.empty()) os << shape[i].symbol;
-    else os << "?";
+    if (shape[i].is_fixed())
+      os << shape[i].value;
+    else if (!shape[i].symbol.empty())
+      os << shape[i].symbol;
+    else
+      os << "?";
   }
   os << "]";
   return os.str();

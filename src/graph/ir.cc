@@ -2,23 +2,16 @@
 
 namespace pointrt {
 
-const Attribute& Attributes::require(const std::string& name, Attribute::Kind kind,
-                                     const char* kind_name) const {
+const Attribute& Attributes::require(const std::string& name, Attribute::Kind kind, const char* kind_name) const {
   auto it = items.find(name);
   if (it == items.end()) fail(owner, ": required attribute '", name, "' is missing");
   if (it->second.kind != kind) fail(owner, ": attribute '", name, "' must be ", kind_name);
   return it->second;
 }
 
-int64_t Attributes::get_int(const std::string& name, int64_t dflt) const {
-  return has(name) ? get_int(name) : dflt;
-}
-int64_t Attributes::get_int(const std::string& name) const {
-  return require(name, Attribute::Kind::kInt, "an int").i;
-}
-float Attributes::get_float(const std::string& name, float dflt) const {
-  return has(name) ? get_float(name) : dflt;
-}
+int64_t Attributes::get_int(const std::string& name, int64_t dflt) const { return has(name) ? get_int(name) : dflt; }
+int64_t Attributes::get_int(const std::string& name) const { return require(name, Attribute::Kind::kInt, "an int").i; }
+float Attributes::get_float(const std::string& name, float dflt) const { return has(name) ? get_float(name) : dflt; }
 float Attributes::get_float(const std::string& name) const {
   auto it = items.find(name);
   // Exporters sometimes write an int where a float is meant (e.g. alpha=1).

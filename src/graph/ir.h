@@ -28,11 +28,36 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
 
-  static Attribute make_int(int64_t v) { Attribute a; a.kind = Kind::kInt; a.i = v; return a; }
-  static Attribute make_float(float v) { Attribute a; a.kind = Kind::kFloat; a.f = v; return a; }
-  static Attribute make_string(std::string v) { Attribute a; a.kind = Kind::kString; a.s = std::move(v); return a; }
-  static Attribute make_ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::kInts; a.ints = std::move(v); return a; }
-  static Attribute make_floats(std::vector<float> v) { Attribute a; a.kind = Kind::kFloats; a.floats = std::move(v); return a; }
+  static Attribute make_int(int64_t v) {
+    Attribute a;
+    a.kind = Kind::kInt;
+    a.i = v;
+    return a;
+  }
+  static Attribute make_float(float v) {
+    Attribute a;
+    a.kind = Kind::kFloat;
+    a.f = v;
+    return a;
+  }
+  static Attribute make_string(std::string v) {
+    Attribute a;
+    a.kind = Kind::kString;
+    a.s = std::move(v);
+    return a;
+  }
+  static Attribute make_ints(std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Kind::kInts;
+    a.ints = std::move(v);
+    return a;
+  }
+  static Attribute make_floats(std::vector<float> v) {
+    Attribute a;
+    a.kind = Kind::kFloats;
+    a.floats = std::move(v);
+    return a;
+  }
 };
 
 /// A node's attributes with typed accessors. Every accessor names the node on error.
@@ -64,28 +89,30 @@ struct Value {
   DType dtype = DType::kUndefined;  // from the model or inference; undefined if unknown
   bool has_shape = false;
   std::vector<Dim> shape;
-  std::optional<Tensor> constant;   // initializer or folded constant
-  int producer = -1;                // node index, -1 for graph inputs / constants
+  std::optional<Tensor> constant;  // initializer or folded constant
+  int producer = -1;               // node index, -1 for graph inputs / constants
 };
 
 struct Node {
-  std::string name;     // never empty after import ("<op>_<index>" when the file has none)
+  std::string name;  // never empty after import ("<op>_<index>" when the file has none)
   std::string op_type;
-  std::string domain;   // "" for ai.onnx
-  int64_t opset = 0;    // the model's opset for this node's domain
+  std::string domain;        // "" for ai.onnx
+  int64_t opset = 0;         // the model's opset for this node's domain
   std::vector<int> inputs;   // value ids; -1 = omitted optional input
   std::vector<int> outputs;  // value ids; -1 = omitted optional output
   Attributes attrs;
   bool removed = false;  // set by passes; compacted away before planning
 
-  std::string describe() const { return str_cat("node '", name, "' (", domain.empty() ? "" : domain + "::", op_type, ")"); }
+  std::string describe() const {
+    return str_cat("node '", name, "' (", domain.empty() ? "" : domain + "::", op_type, ")");
+  }
 };
 
 struct Graph {
   std::string name;
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<int> inputs;   // graph inputs that are fed (initializers excluded)
+  std::vector<int> inputs;  // graph inputs that are fed (initializers excluded)
   std::vector<int> outputs;
   std::map<std::string, int64_t> opsets;  // domain -> version ("" = ai.onnx)
   std::map<std::string, int> value_ids;

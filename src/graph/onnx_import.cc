@@ -30,11 +30,18 @@ std::vector<ForeignImporter>& foreign_importers() {
 
 DType dtype_from_proto(int32_t t, const std::string& where) {
   switch (t) {
-    case onnx::TensorProto::FLOAT: case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16: case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT64: case onnx::TensorProto::BOOL: case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::DOUBLE: case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64:
-      return static_cast<DType>(t);
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64: return static_cast<DType>(t);
     case onnx::TensorProto::STRING: return DType::kString;
     default: fail(where, ": unsupported element type code ", t);
   }
@@ -45,7 +52,8 @@ std::string read_file_segment(const std::string& path, int64_t offset, int64_t l
   if (!f) fail(where, ": cannot open external data file '", path, "'");
   f.seekg(0, std::ios::end);
   int64_t file_size = f.tellg();
-  if (offset < 0 || offset > file_size) fail(where, ": external data offset ", offset, " is beyond the end of '", path, "' (", file_size, " bytes)");
+  if (offset < 0 || offset > file_size)
+    fail(where, ": external data offset ", offset, " is beyond the end of '", path, "' (", file_size, " bytes)");
   if (length < 0) length = file_size - offset;
   if (offset + length > file_size)
     fail(where, ": external data '", path, "' has ", file_size, " bytes, expected at least ", offset + length);
@@ -136,7 +144,10 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
       std::string bytes = typed.SerializeAsString();
       for (size_t done = 0; done < bytes.size();) {
         ssize_t n = write(fds[1], bytes.data() + done, bytes.size() - done);
-        if (n <= 0) { status = 3; break; }
+        if (n <= 0) {
+          status = 3;
+          break;
+        }
         done += static_cast<size_t>(n);
       }
     } catch (...) {
@@ -152,8 +163,12 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
   bool timed_out = false;
   for (;;) {
     pollfd pfd{fds[0], POLLIN, 0};
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) { timed_out = true; break; }
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
+    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+      timed_out = true;
+      break;
+    }
     ssize_t n = read(fds[0], buf, sizeof(buf));
     if (n <= 0) break;
     bytes.append(buf, static_cast<size_t>(n));
@@ -163,7 +178,8 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (timed_out) return "it did not finish within 60 s";
-  if (WIFSIGNALED(status)) return "it crashed inside the ONNX library (signal " + std::to_string(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return "it crashed inside the ONNX library (signal " + std::to_string(WTERMSIG(status)) + ")";
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the ONNX library reported an inconsistency";
   onnx::GraphProto typed;
   if (!typed.ParseFromString(bytes)) return "its result could not be read";
@@ -199,9 +215,12 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
     }
     if (location.empty()) fail(where, ": external data without a location");
     if (base_dir.empty()) fail(where, ": external data '", location, "' but the model was not loaded from a file");
@@ -216,7 +235,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
   Tensor t = Tensor::allocate(dt, shape);
   if (raw) {
     if (raw->size() != expected_bytes)
-      fail(where, ": has ", raw->size(), " bytes of data, expected ", expected_bytes, " for ", dtype_name(dt), " ", shape_to_string(shape));
+      fail(where, ": has ", raw->size(), " bytes of data, expected ", expected_bytes, " for ", dtype_name(dt), " ",
+           shape_to_string(shape));
     if (expected_bytes) std::memcpy(t.data(), raw->data(), expected_bytes);
     return t;
   }
@@ -224,17 +244,51 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
     if (got != n) fail(where, ": has ", got, " values, expected ", n, " for shape ", shape_to_string(shape));
   };
   switch (dt) {
-    case DType::kFloat32: check_count(p.float_data_size()); copy_typed(p.float_data(), t.data_as<float>(), n); break;
-    case DType::kFloat64: check_count(p.double_data_size()); copy_typed(p.double_data(), t.data_as<double>(), n); break;
-    case DType::kInt64: check_count(p.int64_data_size()); copy_typed(p.int64_data(), t.data_as<int64_t>(), n); break;
-    case DType::kInt32: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int32_t>(), n); break;
-    case DType::kInt16: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int16_t>(), n); break;
-    case DType::kInt8: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<int8_t>(), n); break;
-    case DType::kUInt8: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
-    case DType::kUInt16: case DType::kFloat16: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint16_t>(), n); break;
-    case DType::kBool: check_count(p.int32_data_size()); copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
-    case DType::kUInt32: check_count(p.uint64_data_size()); copy_typed(p.uint64_data(), t.data_as<uint32_t>(), n); break;
-    case DType::kUInt64: check_count(p.uint64_data_size()); copy_typed(p.uint64_data(), t.data_as<uint64_t>(), n); break;
+    case DType::kFloat32:
+      check_count(p.float_data_size());
+      copy_typed(p.float_data(), t.data_as<float>(), n);
+      break;
+    case DType::kFloat64:
+      check_count(p.double_data_size());
+      copy_typed(p.double_data(), t.data_as<double>(), n);
+      break;
+    case DType::kInt64:
+      check_count(p.int64_data_size());
+      copy_typed(p.int64_data(), t.data_as<int64_t>(), n);
+      break;
+    case DType::kInt32:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<int32_t>(), n);
+      break;
+    case DType::kInt16:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<int16_t>(), n);
+      break;
+    case DType::kInt8:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<int8_t>(), n);
+      break;
+    case DType::kUInt8:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<uint8_t>(), n);
+      break;
+    case DType::kUInt16:
+    case DType::kFloat16:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<uint16_t>(), n);
+      break;
+    case DType::kBool:
+      check_count(p.int32_data_size());
+      copy_typed(p.int32_data(), t.data_as<uint8_t>(), n);
+      break;
+    case DType::kUInt32:
+      check_count(p.uint64_data_size());
+      copy_typed(p.uint64_data(), t.data_as<uint32_t>(), n);
+      break;
+    case DType::kUInt64:
+      check_count(p.uint64_data_size());
+      copy_typed(p.uint64_data(), t.data_as<uint64_t>(), n);
+      break;
     default: fail(where, ": unsupported element type ", dtype_name(dt));
   }
   return t;
@@ -246,15 +300,19 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
   if (!vi.has_type() || !vi.type().has_tensor_type()) return;
   const auto& tt = vi.type().tensor_type();
   if (tt.elem_type() != 0) {
-    try { v.dtype = dtype_from_proto(tt.elem_type(), "value '" + vi.name() + "'"); } catch (const Error&) {}
+    try {
+      v.dtype = dtype_from_proto(tt.elem_type(), "value '" + vi.name() + "'");
+    } catch (const Error&) {}
   }
   if (tt.has_shape()) {
     v.has_shape = true;
     v.shape.clear();
     for (const auto& d : tt.shape().dim()) {
       Dim dim;
-      if (d.has_dim_value()) dim.value = d.dim_value();
-      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      if (d.has_dim_value())
+        dim.value = d.dim_value();
+      else if (d.has_dim_param())
+        dim.symbol = d.dim_param();
       v.shape.push_back(dim);
     }
   }
@@ -263,25 +321,61 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
 Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where) {
   Attribute r;
   switch (a.type()) {
-    case onnx::AttributeProto::FLOAT: r.kind = Attribute::Kind::kFloat; r.f = a.f(); break;
-    case onnx::AttributeProto::INT: r.kind = Attribute::Kind::kInt; r.i = a.i(); break;
-    case onnx::AttributeProto::STRING: r.kind = Attribute::Kind::kString; r.s = a.s(); break;
-    case onnx::AttributeProto::TENSOR: r.kind = Attribute::Kind::kTensor; r.t = tensor_from_proto(a.t(), base_dir, where); break;
+    case onnx::AttributeProto::FLOAT:
+      r.kind = Attribute::Kind::kFloat;
+      r.f = a.f();
+      break;
+    case onnx::AttributeProto::INT:
+      r.kind = Attribute::Kind::kInt;
+      r.i = a.i();
+      break;
+    case onnx::AttributeProto::STRING:
+      r.kind = Attribute::Kind::kString;
+      r.s = a.s();
+      break;
+    case onnx::AttributeProto::TENSOR:
+      r.kind = Attribute::Kind::kTensor;
+      r.t = tensor_from_proto(a.t(), base_dir, where);
+      break;
     case onnx::AttributeProto::GRAPH: r.kind = Attribute::Kind::kGraph; break;  // subgraphs: not executed
-    case onnx::AttributeProto::FLOATS: r.kind = Attribute::Kind::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
-    case onnx::AttributeProto::INTS: r.kind = Attribute::Kind::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); break;
-    case onnx::AttributeProto::STRINGS: r.kind = Attribute::Kind::kStrings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case onnx::AttributeProto::FLOATS:
+      r.kind = Attribute::Kind::kFloats;
+      r.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::INTS:
+      r.kind = Attribute::Kind::kInts;
+      r.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      r.kind = Attribute::Kind::kStrings;
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     case onnx::AttributeProto::TENSORS: r.kind = Attribute::Kind::kTensors; break;
     default:
       // Old files leave `type` unset; infer it from the populated field.
-      if (a.has_f()) { r.kind = Attribute::Kind::kFloat; r.f = a.f(); }
-      else if (a.has_i()) { r.kind = Attribute::Kind::kInt; r.i = a.i(); }
-      else if (a.has_s()) { r.kind = Attribute::Kind::kString; r.s = a.s(); }
-      else if (a.has_t()) { r.kind = Attribute::Kind::kTensor; r.t = tensor_from_proto(a.t(), base_dir, where); }
-      else if (a.floats_size()) { r.kind = Attribute::Kind::kFloats; r.floats.assign(a.floats().begin(), a.floats().end()); }
-      else if (a.ints_size()) { r.kind = Attribute::Kind::kInts; r.ints.assign(a.ints().begin(), a.ints().end()); }
-      else if (a.strings_size()) { r.kind = Attribute::Kind::kStrings; r.strings.assign(a.strings().begin(), a.strings().end()); }
-      else fail(where, ": attribute '", a.name(), "' has no value");
+      if (a.has_f()) {
+        r.kind = Attribute::Kind::kFloat;
+        r.f = a.f();
+      } else if (a.has_i()) {
+        r.kind = Attribute::Kind::kInt;
+        r.i = a.i();
+      } else if (a.has_s()) {
+        r.kind = Attribute::Kind::kString;
+        r.s = a.s();
+      } else if (a.has_t()) {
+        r.kind = Attribute::Kind::kTensor;
+        r.t = tensor_from_proto(a.t(), base_dir, where);
+      } else if (a.floats_size()) {
+        r.kind = Attribute::Kind::kFloats;
+        r.floats.assign(a.floats().begin(), a.floats().end());
+      } else if (a.ints_size()) {
+        r.kind = Attribute::Kind::kInts;
+        r.ints.assign(a.ints().begin(), a.ints().end());
+      } else if (a.strings_size()) {
+        r.kind = Attribute::Kind::kStrings;
+        r.strings.assign(a.strings().begin(), a.strings().end());
+      } else
+        fail(where, ": attribute '", a.name(), "' has no value");
   }
   return r;
 }
@@ -292,8 +386,16 @@ Tensor constant_node_value(const Node& n) {
   if (items.size() != 1) fail(n.describe(), ": a Constant node needs exactly one value attribute");
   const auto& [key, a] = *items.begin();
   if (key == "value") return a.t;
-  if (key == "value_float") { Tensor t = Tensor::allocate(DType::kFloat32, {}); *t.data_as<float>() = a.f; return t; }
-  if (key == "value_int") { Tensor t = Tensor::allocate(DType::kInt64, {}); *t.data_as<int64_t>() = a.i; return t; }
+  if (key == "value_float") {
+    Tensor t = Tensor::allocate(DType::kFloat32, {});
+    *t.data_as<float>() = a.f;
+    return t;
+  }
+  if (key == "value_int") {
+    Tensor t = Tensor::allocate(DType::kInt64, {});
+    *t.data_as<int64_t>() = a.i;
+    return t;
+  }
   if (key == "value_floats") {
     Tensor t = Tensor::allocate(DType::kFloat32, {static_cast<int64_t>(a.floats.size())});
     std::copy(a.floats.begin(), a.floats.end(), t.data_as<float>());
@@ -315,7 +417,10 @@ void topological_sort(Graph& g, const std::string& file) {
     for (int in : g.nodes[i].inputs) {
       if (in < 0) continue;
       int p = g.values[in].producer;
-      if (p >= 0) { ++indegree[i]; consumers[p].push_back(static_cast<int>(i)); }
+      if (p >= 0) {
+        ++indegree[i];
+        consumers[p].push_back(static_cast<int>(i));
+      }
     }
   // Keep file order among ready nodes (a min-heap on the original index) for stable plans.
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
@@ -349,7 +454,8 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
     fail(file, ": the model protobuf is ", size, " bytes; files over 2 GB must keep their weights as external data");
   onnx::ModelProto proto;
   if (!proto.ParseFromArray(data, static_cast<int>(size)))
-    fail(file, ": not a valid ONNX model (the protobuf could not be parsed; the file may be truncated or not an ONNX file)");
+    fail(file,
+         ": not a valid ONNX model (the protobuf could not be parsed; the file may be truncated or not an ONNX file)");
   if (!proto.has_graph()) fail(file, ": the model has no graph (is this an ONNX file?)");
 
   auto impl = std::make_shared<detail::ModelImpl>();
@@ -407,13 +513,19 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
     n.name = np.name().empty() ? str_cat(n.op_type, "_", ni) : np.name();
     if (n.op_type.empty()) fail(file, ": node ", ni, " has no op_type");
     auto ops = g.opsets.find(n.domain);
-    if (ops == g.opsets.end()) fail(file, ": ", n.describe(), " uses domain '", n.domain, "' which the model does not import (opset_import)");
+    if (ops == g.opsets.end())
+      fail(file, ": ", n.describe(), " uses domain '", n.domain, "' which the model does not import (opset_import)");
     n.opset = ops->second;
     n.attrs.owner = n.describe();
-    for (const auto& a : np.attribute()) n.attrs.items[a.name()] = convert_attribute(a, base_dir, file + ": " + n.describe());
+    for (const auto& a : np.attribute())
+      n.attrs.items[a.name()] = convert_attribute(a, base_dir, file + ": " + n.describe());
     for (const auto& o : np.output()) {
-      if (o.empty()) { n.outputs.push_back(-1); continue; }
-      if (g.find_value(o) >= 0) fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
+      if (o.empty()) {
+        n.outputs.push_back(-1);
+        continue;
+      }
+      if (g.find_value(o) >= 0)
+        fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
       int id = g.add_value(o);
       g.values[id].producer = static_cast<int>(g.nodes.size());
       n.outputs.push_back(id);
@@ -423,9 +535,14 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   for (int ni = 0; ni < gp.node_size(); ++ni) {
     Node& n = g.nodes[ni];
     for (const auto& in : gp.node(ni).input()) {
-      if (in.empty()) { n.inputs.push_back(-1); continue; }
+      if (in.empty()) {
+        n.inputs.push_back(-1);
+        continue;
+      }
       int id = g.find_value(in);
-      if (id < 0) fail(file, ": ", n.describe(), " input '", in, "' is not a graph input, an initializer or another node's output");
+      if (id < 0)
+        fail(file, ": ", n.describe(), " input '", in,
+             "' is not a graph input, an initializer or another node's output");
       n.inputs.push_back(id);
     }
   }

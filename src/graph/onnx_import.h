@@ -6,7 +6,10 @@
 
 #include "graph/ir.h"
 
-namespace onnx { class ModelProto; class TensorProto; }
+namespace onnx {
+class ModelProto;
+class TensorProto;
+}  // namespace onnx
 
 namespace pointrt {
 
@@ -22,8 +25,7 @@ struct ModelImpl {
 }  // namespace detail
 
 /// Decode a TensorProto (raw or typed fields, or external data relative to base_dir).
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
-                         const std::string& where);
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& where);
 
 /// Parse, rewrite foreign formats, run ONNX shape inference, convert.
 std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,

@@ -38,7 +38,9 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::strin
   return nullptr;
 }
 
-std::string node_text(const onnx::NodeProto& n) { return str_cat("scn.onnx node '", n.name(), "' (", n.op_type(), ")"); }
+std::string node_text(const onnx::NodeProto& n) {
+  return str_cat("scn.onnx node '", n.name(), "' (", n.op_type(), ")");
+}
 
 std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, bool required) {
   const auto* a = find_attr(n, name);
@@ -57,7 +59,8 @@ void convert_half_initializer(onnx::TensorProto& t) {
     fail("scn.onnx initializer '", t.name(), "': float16 weights in external data are not supported by the rewrite");
   if (!t.raw_data().empty()) {
     if (t.raw_data().size() != bits.size() * 2)
-      fail("scn.onnx initializer '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, expected ", bits.size() * 2);
+      fail("scn.onnx initializer '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, expected ",
+           bits.size() * 2);
     std::memcpy(bits.data(), t.raw_data().data(), bits.size() * 2);
   } else {
     if (t.int32_data_size() != count)
@@ -95,7 +98,8 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
   auto* g = model.mutable_graph();
   bool found = false;
   for (const auto& n : g->node())
-    if (is_default_domain(n.domain()) && (n.op_type() == "SparseConvolution" || n.op_type() == "ScatterDense")) found = true;
+    if (is_default_domain(n.domain()) && (n.op_type() == "SparseConvolution" || n.op_type() == "ScatterDense"))
+      found = true;
   if (!found) return false;
 
   std::set<std::string> names;
@@ -118,7 +122,10 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
   for (const auto& n : g->node()) {
     if (n.op_type() != "SparseConvolution" || n.input_size() < 1) continue;
     for (const auto& in : g->input())
-      if (in.name() == n.input(0) && !initializer_names.count(in.name())) { features_input = in.name(); break; }
+      if (in.name() == n.input(0) && !initializer_names.count(in.name())) {
+        features_input = in.name();
+        break;
+      }
     if (!features_input.empty()) break;
   }
   if (features_input.empty())
@@ -148,17 +155,29 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
 
   int halves = 0;
   for (auto& t : *g->mutable_initializer())
-    if (t.data_type() == onnx::TensorProto::FLOAT16) { convert_half_initializer(t); ++halves; }
+    if (t.data_type() == onnx::TensorProto::FLOAT16) {
+      convert_half_initializer(t);
+      ++halves;
+    }
 
-  static const std::set<std::string> kept_conv_attrs = {"kernel_size", "stride", "padding", "dilation", "subm",
-                                                        "inverse", "rulebook", "activation", "input_spatial_shape",
-                                                        "output_spatial_shape", "alpha"};
+  static const std::set<std::string> kept_conv_attrs = {"kernel_size",
+                                                        "stride",
+                                                        "padding",
+                                                        "dilation",
+                                                        "subm",
+                                                        "inverse",
+                                                        "rulebook",
+                                                        "activation",
+                                                        "input_spatial_shape",
+                                                        "output_spatial_shape",
+                                                        "alpha"};
   int convs = 0, scatters = 0, dims_nodes = 0, feature_ops = 0;
   std::string format, first_shape;
   auto sparse_indices = [&](const onnx::NodeProto& n, const std::string& v) {
     auto it = indices_of.find(v);
     if (it == indices_of.end())
-      fail(node_text(n), ": input '", v, "' is not a sparse tensor (no SparseConvolution or the features input produces it)");
+      fail(node_text(n), ": input '", v,
+           "' is not a sparse tensor (no SparseConvolution or the features input produces it)");
     return it->second;
   };
 
@@ -166,7 +185,8 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
     if (!is_default_domain(n.domain())) continue;
     const std::string op = n.op_type();
     if (op == "SparseConvolution") {
-      if (n.input_size() < 2 || n.output_size() < 1) fail(node_text(n), ": needs inputs (x, weight[, bias]) and one output");
+      if (n.input_size() < 2 || n.output_size() < 1)
+        fail(node_text(n), ": needs inputs (x, weight[, bias]) and one output");
       onnx::NodeProto r;
       r.set_name(n.name());
       r.set_op_type("SparseConv");
@@ -214,7 +234,8 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
       auto shape = attr_ints(n, "input_spatial_shape", true);
       if (shape.size() != 3) fail(node_text(n), ": input_spatial_shape must have 3 values, got ", shape.size());
       auto out_shape = attr_ints(n, "output_shape", false);
-      if (!out_shape.empty() && (out_shape.size() != 5 || !std::equal(shape.begin(), shape.end(), out_shape.begin() + 2)))
+      if (!out_shape.empty() &&
+          (out_shape.size() != 5 || !std::equal(shape.begin(), shape.end(), out_shape.begin() + 2)))
         fail(node_text(n), ": output_shape must be [B, C, S0, S1, S2] with S = input_spatial_shape [", shape[0], ", ",
              shape[1], ", ", shape[2], "]");
       auto* a = r.add_attribute();

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
-namespace onnx { class ModelProto; }
+namespace onnx {
+class ModelProto;
+}
 
 namespace pointrt {
 /// Rewrite an scn.onnx model in place into pointrt-domain nodes; false (untouched) when the

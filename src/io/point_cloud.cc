@@ -36,29 +36,55 @@ struct Field {
 double read_scalar(const char* p, const Field& f) {
   switch (f.kind) {
     case 'f': {
-      if (f.size == 4) { float v; std::memcpy(&v, p, 4); return v; }
-      double v; std::memcpy(&v, p, 8); return v;
+      if (f.size == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
     }
     case 'i': {
       if (f.size == 1) return static_cast<int8_t>(*p);
-      if (f.size == 2) { int16_t v; std::memcpy(&v, p, 2); return v; }
-      if (f.size == 4) { int32_t v; std::memcpy(&v, p, 4); return v; }
-      int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v);
+      if (f.size == 2) {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      if (f.size == 4) {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
     }
     default: {
       if (f.size == 1) return static_cast<uint8_t>(*p);
-      if (f.size == 2) { uint16_t v; std::memcpy(&v, p, 2); return v; }
-      if (f.size == 4) { uint32_t v; std::memcpy(&v, p, 4); return v; }
-      uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v);
+      if (f.size == 2) {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      if (f.size == 4) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
     }
   }
 }
 
 Field ply_field(const std::string& type, const std::string& name, const std::string& path) {
   static const std::map<std::string, std::pair<char, int>> types = {
-      {"char", {'i', 1}}, {"int8", {'i', 1}}, {"uchar", {'u', 1}}, {"uint8", {'u', 1}},
-      {"short", {'i', 2}}, {"int16", {'i', 2}}, {"ushort", {'u', 2}}, {"uint16", {'u', 2}},
-      {"int", {'i', 4}}, {"int32", {'i', 4}}, {"uint", {'u', 4}}, {"uint32", {'u', 4}},
+      {"char", {'i', 1}},  {"int8", {'i', 1}},    {"uchar", {'u', 1}},  {"uint8", {'u', 1}},
+      {"short", {'i', 2}}, {"int16", {'i', 2}},   {"ushort", {'u', 2}}, {"uint16", {'u', 2}},
+      {"int", {'i', 4}},   {"int32", {'i', 4}},   {"uint", {'u', 4}},   {"uint32", {'u', 4}},
       {"float", {'f', 4}}, {"float32", {'f', 4}}, {"double", {'f', 8}}, {"float64", {'f', 8}}};
   auto it = types.find(type);
   if (it == types.end()) fail(path, ": unsupported PLY property type '", type, "' for '", name, "'");
@@ -83,7 +109,8 @@ Tensor decode_records(const std::string& path, const std::string& body, size_t o
   size_t record = 0;
   for (const auto& f : fields) record += static_cast<size_t>(f.size);
   if (body.size() < offset || (body.size() - offset) / record < static_cast<size_t>(count))
-    fail(path, ": binary data holds ", (body.size() - std::min(body.size(), offset)) / record, " points, the header says ", count);
+    fail(path, ": binary data holds ", (body.size() - std::min(body.size(), offset)) / record,
+         " points, the header says ", count);
   const char* p = body.data() + offset;
   for (int64_t i = 0; i < count; ++i)
     for (int64_t j = 0; j < nf; ++j) {
@@ -110,15 +137,19 @@ Tensor read_ply(const std::string& path) {
     std::istringstream ls(line);
     std::string key;
     ls >> key;
-    if (key == "format") ls >> format;
+    if (key == "format")
+      ls >> format;
     else if (key == "element") {
       std::string name;
       int64_t n;
       ls >> name >> n;
       if (vertex_seen && !in_vertex) continue;
       in_vertex = name == "vertex";
-      if (in_vertex) { vertices = n; vertex_seen = true; }
-      else if (!vertex_seen) fail(path, ": PLY element '", name, "' before 'vertex' is not supported");
+      if (in_vertex) {
+        vertices = n;
+        vertex_seen = true;
+      } else if (!vertex_seen)
+        fail(path, ": PLY element '", name, "' before 'vertex' is not supported");
     } else if (key == "property" && in_vertex) {
       std::string type, name;
       ls >> type;
@@ -149,12 +180,20 @@ Tensor read_pcd(const std::string& path) {
     std::istringstream ls(line);
     std::string key, v;
     ls >> key;
-    if (key == "FIELDS") while (ls >> v) names.push_back(v);
-    else if (key == "SIZE") while (ls >> v) sizes.push_back(std::stoi(v));
-    else if (key == "TYPE") while (ls >> v) types.push_back(v);
-    else if (key == "COUNT") while (ls >> v) counts.push_back(std::stoi(v));
-    else if (key == "POINTS") ls >> points;
-    else if (key == "DATA") { ls >> data; break; }
+    if (key == "FIELDS")
+      while (ls >> v) names.push_back(v);
+    else if (key == "SIZE")
+      while (ls >> v) sizes.push_back(std::stoi(v));
+    else if (key == "TYPE")
+      while (ls >> v) types.push_back(v);
+    else if (key == "COUNT")
+      while (ls >> v) counts.push_back(std::stoi(v));
+    else if (key == "POINTS")
+      ls >> points;
+    else if (key == "DATA") {
+      ls >> data;
+      break;
+    }
   }
   if (data.empty()) fail(path, ": not a PCD file (no DATA line)");
   if (data == "binary_compressed") fail(path, ": PCD binary_compressed is not supported (save as binary or ascii)");
@@ -189,7 +228,8 @@ Tensor read_point_cloud(const std::string& path, int bin_fields) {
   std::string b = read_all(path);
   size_t point_bytes = sizeof(float) * static_cast<size_t>(bin_fields);
   if (b.size() % point_bytes)
-    fail(path, ": ", b.size(), " bytes is not a whole number of ", bin_fields, "-float points (KITTI .bin has 4, nuScenes 5)");
+    fail(path, ": ", b.size(), " bytes is not a whole number of ", bin_fields,
+         "-float points (KITTI .bin has 4, nuScenes 5)");
   int64_t n = static_cast<int64_t>(b.size() / point_bytes);
   Tensor t = Tensor::allocate(DType::kFloat32, {n, bin_fields});
   if (!b.empty()) std::memcpy(t.data(), b.data(), b.size());

@@ -43,20 +43,31 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& ref, double atol,
     double a = element_as_double(got, i), b = element_as_double(ref, i);
     bool same;
     double err;
-    if (std::isnan(a) || std::isnan(b)) { same = std::isnan(a) && std::isnan(b); err = same ? 0 : INFINITY; }
-    else if (std::isinf(a) || std::isinf(b)) { same = a == b; err = same ? 0 : INFINITY; }
-    else {
+    if (std::isnan(a) || std::isnan(b)) {
+      same = std::isnan(a) && std::isnan(b);
+      err = same ? 0 : INFINITY;
+    } else if (std::isinf(a) || std::isinf(b)) {
+      same = a == b;
+      err = same ? 0 : INFINITY;
+    } else {
       err = std::fabs(a - b);
       same = exact ? a == b : err <= atol + rtol * std::fabs(b);
       if (std::fabs(b) > 0) r.max_rel_error = std::max(r.max_rel_error, err / std::fabs(b));
     }
-    if (err > r.max_abs_error || worst < 0) { if (err >= r.max_abs_error) { r.max_abs_error = err; worst = i; } }
+    if (err > r.max_abs_error || worst < 0) {
+      if (err >= r.max_abs_error) {
+        r.max_abs_error = err;
+        worst = i;
+      }
+    }
     if (!same) ++r.mismatches;
   }
   r.ok = r.mismatches == 0;
   std::ostringstream os;
   os << std::setprecision(3) << "max |err| " << r.max_abs_error;
-  if (worst >= 0 && got.numel()) os << " at " << index_string(got.shape(), worst) << " (got " << element_as_double(got, worst) << ", ref " << element_as_double(ref, worst) << ")";
+  if (worst >= 0 && got.numel())
+    os << " at " << index_string(got.shape(), worst) << " (got " << element_as_double(got, worst) << ", ref "
+       << element_as_double(ref, worst) << ")";
   os << ", " << r.mismatches << " of " << got.numel() << (exact ? " differ" : " outside atol+rtol*|ref|");
   if (!exact) os << " (atol " << atol << ", rtol " << rtol << ")";
   r.message = os.str();

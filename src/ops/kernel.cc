@@ -9,16 +9,16 @@ namespace pointrt {
 
 const std::vector<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64};
 const std::vector<DType> kFloat32Only = {DType::kFloat32};
-const std::vector<DType> kIntTypes = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
+const std::vector<DType> kIntTypes = {DType::kInt8,  DType::kInt16,  DType::kInt32,  DType::kInt64,
                                       DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
 const std::vector<DType> kSignedNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
-                                                DType::kInt16, DType::kInt32, DType::kInt64};
-const std::vector<DType> kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
-                                          DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16,
-                                          DType::kUInt32, DType::kUInt64};
-const std::vector<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
-                                      DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16,
-                                      DType::kUInt32, DType::kUInt64, DType::kBool};
+                                                DType::kInt16,   DType::kInt32,   DType::kInt64};
+const std::vector<DType> kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,  DType::kInt16,
+                                          DType::kInt32,   DType::kInt64,   DType::kUInt8, DType::kUInt16,
+                                          DType::kUInt32,  DType::kUInt64};
+const std::vector<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,  DType::kInt16,
+                                      DType::kInt32,   DType::kInt64,   DType::kUInt8, DType::kUInt16,
+                                      DType::kUInt32,  DType::kUInt64,  DType::kBool};
 const std::vector<DType> kBoolOnly = {DType::kBool};
 
 const Tensor& KernelContext::input(size_t i) const {
@@ -48,7 +48,8 @@ void OpTable::add(OpEntry e) {
   for (size_t idx : index_[key]) {
     const OpEntry& o = entries_[idx];
     if (!(e.until < o.since || e.since > o.until))
-      fail("operator table: ", e.domain, "::", e.op_type, " opsets ", e.since, "-", e.until, " overlap ", o.since, "-", o.until);
+      fail("operator table: ", e.domain, "::", e.op_type, " opsets ", e.since, "-", e.until, " overlap ", o.since, "-",
+           o.until);
   }
   index_[key].push_back(entries_.size());
   entries_.push_back(std::move(e));

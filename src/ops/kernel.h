@@ -37,9 +37,13 @@ struct PhaseTimes {
 /// What a kernel sees while it runs.
 class KernelContext {
  public:
-  KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
-                Allocator& allocator, RunCache& cache, PhaseTimes* phases = nullptr)
-      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), allocator_(allocator), cache_(cache),
+  KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, Allocator& allocator,
+                RunCache& cache, PhaseTimes* phases = nullptr)
+      : node_(node),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        allocator_(allocator),
+        cache_(cache),
         phases_(phases) {}
 
   const Node& node() const { return node_; }
@@ -153,11 +157,11 @@ class OpTable {
 const OpTable& op_table();
 
 // Common dtype sets for table rows.
-extern const std::vector<DType> kFloatTypes;        // float32, float64
+extern const std::vector<DType> kFloatTypes;  // float32, float64
 extern const std::vector<DType> kFloat32Only;
-extern const std::vector<DType> kNumericTypes;      // all ints and floats
+extern const std::vector<DType> kNumericTypes;  // all ints and floats
 extern const std::vector<DType> kSignedNumericTypes;
-extern const std::vector<DType> kAllTypes;          // numeric + bool
+extern const std::vector<DType> kAllTypes;  // numeric + bool
 extern const std::vector<DType> kIntTypes;
 extern const std::vector<DType> kBoolOnly;
 

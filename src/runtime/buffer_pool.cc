@@ -22,8 +22,10 @@ void* alloc_buffer(size_t bytes) {
 
 void free_buffer(void* p, size_t bytes) {
   if (!p) return;
-  if (bytes < kMmapBytes) std::free(p);
-  else munmap(p, bytes);
+  if (bytes < kMmapBytes)
+    std::free(p);
+  else
+    munmap(p, bytes);
 }
 
 Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype, const Shape& shape) {
@@ -45,12 +47,16 @@ Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype
   }
   if (!p) {
     p = alloc_buffer(cap);
-    if (!p) fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape), " tensor");
+    if (!p)
+      fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape),
+           " tensor");
   }
   std::weak_ptr<BufferPool> weak = self;
   std::shared_ptr<void> owner(p, [weak, cap](void* q) {
-    if (auto pool = weak.lock()) pool->give_back(cap, q);
-    else free_buffer(q, cap);
+    if (auto pool = weak.lock())
+      pool->give_back(cap, q);
+    else
+      free_buffer(q, cap);
   });
   return Tensor::wrap_shared(dtype, shape, std::move(owner), p);
 }

@@ -58,7 +58,10 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
   for (size_t i = 0; i < plan->entries.size(); ++i) {
     const auto& e = plan->entries[i];
     if (e.node != node) node = e.node, expected = 0;
-    if (e.ordinal != expected) { expected = -1; continue; }
+    if (e.ordinal != expected) {
+      expected = -1;
+      continue;
+    }
     ++expected;
     dense.push_back(e);
     dense_requests.push_back(requests[i]);
@@ -72,7 +75,8 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
   // Which entries share bytes (for the run-time check that the planned lifetimes still hold).
   std::vector<size_t> by_offset(plan->entries.size());
   for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  std::sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) { return plan->entries[a].offset < plan->entries[b].offset; });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [&](size_t a, size_t b) { return plan->entries[a].offset < plan->entries[b].offset; });
   for (size_t a = 0; a < by_offset.size(); ++a) {
     auto& ea = plan->entries[by_offset[a]];
     size_t end = ea.offset + ea.bytes;
@@ -117,7 +121,9 @@ Tensor RunAllocator::allocate(DType dtype, const Shape& shape) {
   int index = recorder_->add(node_, ordinal, bytes);
   size_t cap = bytes ? bytes : 1;
   void* p = alloc_buffer(cap);
-  if (!p) fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape), " tensor");
+  if (!p)
+    fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape),
+         " tensor");
   std::shared_ptr<void> owner(p, [rec = recorder_, step = step_, index, cap](void* q) {
     rec->released(index, step->load());
     free_buffer(q, cap);

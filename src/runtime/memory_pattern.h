@@ -46,7 +46,7 @@ struct MemoryPlan {
   std::vector<PlannedAllocation> entries;  // sorted by (node, ordinal)
   std::vector<int> node_begin;             // entries of node i: [node_begin[i], node_begin[i + 1])
   size_t total_bytes = 0;
-  int find(int node, int ordinal) const;   // entry index, or -1
+  int find(int node, int ordinal) const;  // entry index, or -1
 };
 
 /// One arena block: the planned tensors of one run live in it.
@@ -69,7 +69,12 @@ class AllocationRecorder {
   std::shared_ptr<MemoryPlan> make_plan();
 
  private:
-  struct Record { int node, ordinal; size_t bytes; int last = -1; bool released = false; };
+  struct Record {
+    int node, ordinal;
+    size_t bytes;
+    int last = -1;
+    bool released = false;
+  };
   int num_nodes_;
   std::mutex mutex_;
   std::vector<Record> records_;
@@ -83,11 +88,16 @@ struct MemoryCounters {
 /// The allocator of one run: pool only, pool while recording, or arena with pool fallback.
 class RunAllocator : public Allocator {
  public:
-  RunAllocator(std::shared_ptr<BufferPool> pool, MemoryCounters& counters) : pool_(std::move(pool)), counters_(counters) {}
+  RunAllocator(std::shared_ptr<BufferPool> pool, MemoryCounters& counters)
+      : pool_(std::move(pool)), counters_(counters) {}
   void record_into(std::shared_ptr<AllocationRecorder> r) { recorder_ = std::move(r); }
   void serve_from(std::shared_ptr<ArenaBlock> b) { block_ = std::move(b); }
   /// The node about to run; allocations are attributed to it.
-  void begin_node(int node) { node_ = node; ordinal_ = 0; if (recorder_) step_->store(node); }
+  void begin_node(int node) {
+    node_ = node;
+    ordinal_ = 0;
+    if (recorder_) step_->store(node);
+  }
   /// Step counter read by recording deleters (node index; num_nodes once the run is over).
   std::shared_ptr<std::atomic<int>> step() { return step_; }
   Tensor allocate(DType dtype, const Shape& shape) override;

@@ -85,8 +85,8 @@ class HeapAllocator : public Allocator {
 };
 
 // Run one node on the given input tensors; used by run() and by constant folding.
-void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
-                  std::vector<Tensor>& outs, Allocator& alloc, RunCache& cache, PhaseTimes* phases = nullptr) {
+void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots, std::vector<Tensor>& outs,
+                  Allocator& alloc, RunCache& cache, PhaseTimes* phases = nullptr) {
   std::vector<const Tensor*> ins;
   ins.reserve(node.inputs.size());
   for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
@@ -94,8 +94,7 @@ void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Te
   KernelContext ctx(node, std::move(ins), outs, alloc, cache, phases);
   kernel.run(ctx);
   for (size_t i = 0; i < node.outputs.size(); ++i)
-    if (node.outputs[i] >= 0 && !outs[i].defined())
-      fail(node.describe(), ": kernel did not produce output ", i);
+    if (node.outputs[i] >= 0 && !outs[i].defined()) fail(node.describe(), ": kernel did not produce output ", i);
 }
 
 std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
@@ -110,8 +109,8 @@ bool dtype_allowed(const OpEntry& e, DType t) {
 
 // Ops whose result must not be computed at prepare time even with constant inputs.
 bool foldable(const Node& n) {
-  static const std::set<std::string> never = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                              "RandomUniformLike", "Multinomial", "Dropout"};
+  static const std::set<std::string> never = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                              "RandomUniformLike", "Multinomial",   "Dropout"};
   return !never.count(n.op_type);
 }
 
@@ -126,9 +125,11 @@ static void check_supported(const Graph& g, const std::string& file) {
     std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
     if (!e) {
       auto all = op_table().find_all(n.domain, n.op_type);
-      if (all.empty()) problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported"));
-      else problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
-                                      " is not supported (supported opsets: ", supported_range_text(all), ")"));
+      if (all.empty())
+        problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported"));
+      else
+        problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
+                                   " is not supported (supported opsets: ", supported_range_text(all), ")"));
       continue;
     }
     int ti = e->typed_input;
@@ -154,12 +155,16 @@ static void fold_constants(Graph& g) {
     if (n.removed || !foldable(n)) continue;
     bool all_const = true;
     for (int v : n.inputs)
-      if (v >= 0 && !g.values[v].constant) { all_const = false; break; }
+      if (v >= 0 && !g.values[v].constant) {
+        all_const = false;
+        break;
+      }
     // Shape/Size of a value whose shape is fully known folds too.
     bool shape_of_static = false;
     if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0) {
       const Value& v = g.values[n.inputs[0]];
-      shape_of_static = v.has_shape && std::all_of(v.shape.begin(), v.shape.end(), [](const Dim& d) { return d.is_fixed(); });
+      shape_of_static =
+          v.has_shape && std::all_of(v.shape.begin(), v.shape.end(), [](const Dim& d) { return d.is_fixed(); });
     }
     if (!all_const && !shape_of_static) continue;
     const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
@@ -167,11 +172,13 @@ static void fold_constants(Graph& g) {
     std::vector<Tensor> slots(g.values.size());
     for (int v : n.inputs)
       if (v >= 0) {
-        if (g.values[v].constant) slots[v] = *g.values[v].constant;
+        if (g.values[v].constant)
+          slots[v] = *g.values[v].constant;
         else {  // static-shape value: a placeholder with the right shape is all Shape/Size read
           Shape s;
           for (const Dim& d : g.values[v].shape) s.push_back(d.value);
-          slots[v] = Tensor::wrap(g.values[v].dtype == DType::kUndefined ? DType::kFloat32 : g.values[v].dtype, s, nullptr);
+          slots[v] =
+              Tensor::wrap(g.values[v].dtype == DType::kUndefined ? DType::kFloat32 : g.values[v].dtype, s, nullptr);
         }
       }
     std::vector<Tensor> outs;
@@ -320,11 +327,13 @@ static void check_feed(const std::string& file, const Value& v, const Tensor& t,
     fail(file, ": input '", v.name, "' expects element type ", dtype_name(v.dtype), ", got ", dtype_name(t.dtype()));
   if (!v.has_shape) return;
   if (t.rank() != v.shape.size())
-    fail(file, ": input '", v.name, "' expects rank ", v.shape.size(), ", got rank ", t.rank(), " (shape ", shape_to_string(t.shape()), ")");
+    fail(file, ": input '", v.name, "' expects rank ", v.shape.size(), ", got rank ", t.rank(), " (shape ",
+         shape_to_string(t.shape()), ")");
   for (size_t i = 0; i < v.shape.size(); ++i) {
     const Dim& d = v.shape[i];
     if (d.is_fixed() && d.value != t.dim(i))
-      fail(file, ": input '", v.name, "' dimension ", i, " must be ", d.value, ", got ", t.dim(i), " (shape ", shape_to_string(t.shape()), ")");
+      fail(file, ": input '", v.name, "' dimension ", i, " must be ", d.value, ", got ", t.dim(i), " (shape ",
+           shape_to_string(t.shape()), ")");
     if (!d.symbol.empty()) {
       auto [it, inserted] = symbols.emplace(d.symbol, t.dim(i));
       if (!inserted && it->second != t.dim(i))
@@ -376,7 +385,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
       s.pool->trim();
       return_free_heap_pages();  // and what the caller freed since prepare (e.g. the Model)
     }
-    if (block) alloc.serve_from(block);
+    if (block)
+      alloc.serve_from(block);
     else if (s.patterns.should_record()) {
       recorder = std::make_shared<AllocationRecorder>(static_cast<int>(s.plan.size()));
       alloc.record_into(recorder);
@@ -440,7 +450,8 @@ void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor
     Tensor& dst = outputs_into[i];
     if (dst.dtype() != r[i].dtype() || dst.shape() != r[i].shape())
       fail(impl_->path, ": output '", impl_->outputs[i].name, "' is ", dtype_name(r[i].dtype()), " ",
-           shape_to_string(r[i].shape()), ", but the buffer given is ", dtype_name(dst.dtype()), " ", shape_to_string(dst.shape()));
+           shape_to_string(r[i].shape()), ", but the buffer given is ", dtype_name(dst.dtype()), " ",
+           shape_to_string(dst.shape()));
     if (r[i].nbytes()) std::memcpy(dst.data(), r[i].data(), r[i].nbytes());
   }
 }

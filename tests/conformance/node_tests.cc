@@ -35,7 +35,8 @@ std::string read_file(const fs::path& p) {
 Tensor read_tensor_pb(const fs::path& p) {
   std::string bytes = read_file(p);
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) fail(p.string(), ": not a TensorProto (sequence/optional test data is not supported)");
+  if (!proto.ParseFromString(bytes))
+    fail(p.string(), ": not a TensorProto (sequence/optional test data is not supported)");
   return tensor_from_proto(proto, p.parent_path().string(), p.string());
 }
 
@@ -53,7 +54,8 @@ std::string scope_problem(const Model& model) {
     }
   }
   for (const auto& v : model.inputs())
-    if (v.dtype == DType::kUndefined || v.dtype == DType::kString) return "input '" + v.name + "' is not a numeric tensor";
+    if (v.dtype == DType::kUndefined || v.dtype == DType::kString)
+      return "input '" + v.name + "' is not a numeric tensor";
   return "";
 }
 
@@ -72,10 +74,14 @@ int main(int argc, char** argv) {
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
-    else if (a == "--name" && i + 1 < argc) set_name = argv[++i];
-    else if (a == "--verbose" || a == "-v") verbose = true;
-    else roots.push_back(a);
+    if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (a == "--name" && i + 1 < argc)
+      set_name = argv[++i];
+    else if (a == "--verbose" || a == "-v")
+      verbose = true;
+    else
+      roots.push_back(a);
   }
   if (roots.empty()) {
     std::cerr << "usage: pointrt_conformance [--filter SUBSTR] [--verbose] [--name LABEL] DIR...\n";
@@ -85,7 +91,10 @@ int main(int argc, char** argv) {
   Counts total;
   std::vector<std::string> failures;
   for (const auto& root : roots) {
-    if (!fs::is_directory(root)) { std::cerr << root << ": not a directory\n"; return 2; }
+    if (!fs::is_directory(root)) {
+      std::cerr << root << ": not a directory\n";
+      return 2;
+    }
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(root))
       if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
@@ -99,13 +108,16 @@ int main(int argc, char** argv) {
         Model model = Model::load((dir / "model.onnx").string());
         label = test_label(model, name);
         std::string problem = scope_problem(model);
-        if (!problem.empty()) { status = "unsupported"; detail = problem; }
-        else {
+        if (!problem.empty()) {
+          status = "unsupported";
+          detail = problem;
+        } else {
           Session session(model);
           status = "passed";
           std::vector<fs::path> sets;
           for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+              sets.push_back(e.path());
           std::sort(sets.begin(), sets.end());
           for (const auto& set : sets) {
             std::map<std::string, Tensor> feeds;
@@ -137,7 +149,8 @@ int main(int argc, char** argv) {
                   CompareResult loose = compare_tensors(outs[i], ref, 1e-5, 1e-3);
                   if (!loose.ok) {
                     status = "failed";
-                    detail = str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "", ": ", c.message);
+                    detail = str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "",
+                                     ": ", c.message);
                     break;
                   }
                 }
@@ -149,21 +162,31 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         if (status.empty() && std::string(e.what()).find("not supported") != std::string::npos) {
           status = "unsupported";
-        } else status = "failed";
+        } else
+          status = "failed";
         detail = e.what();
       }
       Counts& c = per_op[label];
-      if (status == "passed") { ++c.passed; ++total.passed; }
-      else if (status == "failed") { ++c.failed; ++total.failed; failures.push_back(name + ": " + detail); }
-      else { ++c.unsupported; ++total.unsupported; }
-      if (verbose) std::cout << std::left << std::setw(12) << status << name << (detail.empty() ? "" : "  -- " + detail) << "\n";
+      if (status == "passed") {
+        ++c.passed;
+        ++total.passed;
+      } else if (status == "failed") {
+        ++c.failed;
+        ++total.failed;
+        failures.push_back(name + ": " + detail);
+      } else {
+        ++c.unsupported;
+        ++total.unsupported;
+      }
+      if (verbose)
+        std::cout << std::left << std::setw(12) << status << name << (detail.empty() ? "" : "  -- " + detail) << "\n";
     }
   }
   std::cout << "\n== " << set_name << ": per operator (passed / failed / not supported) ==\n";
   for (const auto& [op, c] : per_op)
     if (c.passed || c.failed)
-      std::cout << "  " << std::left << std::setw(40) << op << std::right << std::setw(4) << c.passed << std::setw(4) << c.failed
-                << std::setw(4) << c.unsupported << "\n";
+      std::cout << "  " << std::left << std::setw(40) << op << std::right << std::setw(4) << c.passed << std::setw(4)
+                << c.failed << std::setw(4) << c.unsupported << "\n";
   int unsupported_only = 0;
   for (const auto& [op, c] : per_op)
     if (!c.passed && !c.failed) ++unsupported_only;
@@ -172,7 +195,8 @@ int main(int argc, char** argv) {
     std::cout << "\nfailures inside the operator table:\n";
     for (const auto& f : failures) std::cout << "  " << f << "\n";
   }
-  std::cout << "\n" << set_name << ": " << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
+  std::cout << "\n"
+            << set_name << ": " << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
             << " not supported\n";
   return total.failed ? 1 : 0;
 }

@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pointrt::Model m = pointrt::Model::load_from_bytes(data, size, "", "fuzz.onnx");
     pointrt::Session s(m);
     (void)s;
-  } catch (const pointrt::Error&) {
-  }
+  } catch (const pointrt::Error&) {}
   return 0;
 }

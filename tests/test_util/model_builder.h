@@ -30,7 +30,8 @@ class ModelBuilder {
     value_info(model_.mutable_graph()->add_input(), name, t, dims);
     return *this;
   }
-  ModelBuilder& output(const std::string& name, DType t = DType::kUndefined, const std::vector<DimSpec>& dims = {}, bool with_shape = false) {
+  ModelBuilder& output(const std::string& name, DType t = DType::kUndefined, const std::vector<DimSpec>& dims = {},
+                       bool with_shape = false) {
     auto* v = model_.mutable_graph()->add_output();
     v->set_name(name);
     if (t != DType::kUndefined) {
@@ -56,21 +57,34 @@ class ModelBuilder {
     return *n;
   }
   static void attr_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
-    auto* a = n.add_attribute(); a->set_name(name); a->set_type(onnx::AttributeProto::INT); a->set_i(v);
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
   }
   static void attr_float(onnx::NodeProto& n, const std::string& name, float v) {
-    auto* a = n.add_attribute(); a->set_name(name); a->set_type(onnx::AttributeProto::FLOAT); a->set_f(v);
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
   }
   static void attr_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n.add_attribute(); a->set_name(name); a->set_type(onnx::AttributeProto::INTS);
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
     for (auto x : v) a->add_ints(x);
   }
   static void attr_floats(onnx::NodeProto& n, const std::string& name, const std::vector<float>& v) {
-    auto* a = n.add_attribute(); a->set_name(name); a->set_type(onnx::AttributeProto::FLOATS);
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
     for (auto x : v) a->add_floats(x);
   }
   static void attr_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
-    auto* a = n.add_attribute(); a->set_name(name); a->set_type(onnx::AttributeProto::STRING); a->set_s(v);
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
   }
   static void fill_tensor(onnx::TensorProto* p, const std::string& name, const Tensor& t) {
     p->set_name(name);
@@ -90,8 +104,10 @@ class ModelBuilder {
     auto* shape = v->mutable_type()->mutable_tensor_type()->mutable_shape();
     for (const auto& d : dims) {
       auto* dim = shape->add_dim();
-      if (std::holds_alternative<int64_t>(d)) dim->set_dim_value(std::get<int64_t>(d));
-      else dim->set_dim_param(std::get<std::string>(d));
+      if (std::holds_alternative<int64_t>(d))
+        dim->set_dim_value(std::get<int64_t>(d));
+      else
+        dim->set_dim_param(std::get<std::string>(d));
     }
   }
   static void value_info(onnx::ValueInfoProto* v, const std::string& name, DType t, const std::vector<DimSpec>& dims) {

@@ -185,7 +185,8 @@ TEST(ElementwiseBroadcast, RandomShapesMatchReference) {
     const int rank = iter % 7;
     ShapePair p = random_pair(rng, rank, iter % 5 == 0);
     check_binary_against_reference<float, float, float>(p, rng, [](float x, float y) { return x * 3.0f - y; });
-    check_binary_against_reference<int64_t, int64_t, int64_t>(p, rng, [](int64_t x, int64_t y) { return x * 1000 + y; });
+    check_binary_against_reference<int64_t, int64_t, int64_t>(p, rng,
+                                                              [](int64_t x, int64_t y) { return x * 1000 + y; });
     check_binary_against_reference<uint8_t, int32_t, int32_t>(p, rng, [](int32_t x, int32_t y) { return x < y; });
     check_binary_against_reference<double, double, int8_t>(p, rng, [](double x, int8_t y) { return x + 0.5 * y; });
   }
@@ -194,16 +195,16 @@ TEST(ElementwiseBroadcast, RandomShapesMatchReference) {
 TEST(ElementwiseBroadcast, SpecialPatternsMatchReference) {
   std::mt19937 rng(7);
   const std::vector<ShapePair> cases = {
-      {{2, 17, 9, 13}, {1, 17, 1, 1}, {}},   // channel bias
+      {{2, 17, 9, 13}, {1, 17, 1, 1}, {}},  // channel bias
       {{2, 17, 9, 13}, {17, 1, 1}, {}},
-      {{2, 17, 9, 13}, {2, 17, 1, 1}, {}},   // per (n, c) scalar
-      {{1, 17, 1, 1}, {2, 17, 9, 13}, {}},   // bias on the left
-      {{63, 65}, {65}, {}},                  // row broadcast
-      {{63, 1}, {1, 65}, {}},                // outer product
-      {{}, {5, 17}, {}},                     // scalar - tensor
+      {{2, 17, 9, 13}, {2, 17, 1, 1}, {}},  // per (n, c) scalar
+      {{1, 17, 1, 1}, {2, 17, 9, 13}, {}},  // bias on the left
+      {{63, 65}, {65}, {}},                 // row broadcast
+      {{63, 1}, {1, 65}, {}},               // outer product
+      {{}, {5, 17}, {}},                    // scalar - tensor
       {{5, 17}, {1}, {}},
-      {{}, {}, {}},                          // rank 0
-      {{0, 3}, {1, 3}, {}},                  // empty
+      {{}, {}, {}},                                  // rank 0
+      {{0, 3}, {1, 3}, {}},                          // empty
       {{3, 1, 5, 1, 7, 1}, {1, 4, 1, 6, 1, 2}, {}},  // alternating, rank 6
   };
   for (auto p : cases) {
@@ -277,7 +278,8 @@ TEST(ElementwiseMath, UnaryEdgeCases) {
   EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(2.5f, p), 2.0f);  // half to even
   EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(-1.5f, p), -2.0f);
   EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(0.5f, p), 0.0f);
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kAbs>(std::numeric_limits<int32_t>::min(), p), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(ew::unary_apply<UnaryOp::kAbs>(std::numeric_limits<int32_t>::min(), p),
+            std::numeric_limits<int32_t>::min());
   EXPECT_EQ(ew::unary_apply<UnaryOp::kNeg>(int8_t(-128), p), int8_t(-128));
   EXPECT_EQ(ew::unary_apply<UnaryOp::kSign>(uint8_t(7), p), uint8_t(1));
   EXPECT_TRUE(std::isnan(ew::unary_apply<UnaryOp::kRelu>(NAN, p)));
@@ -292,7 +294,7 @@ TEST(ElementwiseMath, UnaryEdgeCases) {
 }
 
 TEST(ElementwiseMath, IntegerRules) {
-  EXPECT_EQ(ew::mod_floor<int32_t>(-7, 3), 2);   // Python: sign of the divisor
+  EXPECT_EQ(ew::mod_floor<int32_t>(-7, 3), 2);  // Python: sign of the divisor
   EXPECT_EQ(ew::mod_floor<int32_t>(7, -3), -2);
   EXPECT_EQ(ew::mod_trunc<int32_t>(-7, 3), -1);  // C: sign of the dividend
   EXPECT_EQ(ew::mod_floor<int64_t>(std::numeric_limits<int64_t>::min(), -1), 0);
@@ -320,9 +322,11 @@ TEST(ElementwiseMath, IntegerRules) {
 
 TEST(ElementwiseKernels, AddBroadcastsAndNamesBadShapes) {
   auto bytes = one_node_model("Add", 14, {{"a", DType::kFloat32}, {"b", DType::kFloat32}}, {{"y", DType::kFloat32}});
-  auto out = run_model(bytes, {{"a", make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})}, {"b", make_tensor<float>({3}, {10, 20, 30})}});
+  auto out = run_model(
+      bytes, {{"a", make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})}, {"b", make_tensor<float>({3}, {10, 20, 30})}});
   ASSERT_EQ(out[0].shape(), (Shape{2, 3}));
-  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 6), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 6),
+            (std::vector<float>{11, 22, 33, 14, 25, 36}));
   std::string msg = error_of([&] {
     run_model(bytes, {{"a", make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6})}, {"b", make_tensor<float>({2}, {1, 2})}});
   });
@@ -356,8 +360,10 @@ TEST(ElementwiseKernels, IntegerDivisionByZeroIsAnError) {
 
 TEST(ElementwiseKernels, ModFollowsFmodAttribute) {
   auto python = one_node_model("Mod", 13, {{"a", DType::kInt64}, {"b", DType::kInt64}}, {{"y", DType::kInt64}});
-  auto out = run_model(python, {{"a", make_tensor<int64_t>({4}, {-7, 7, -7, 7})}, {"b", make_tensor<int64_t>({4}, {3, 3, -3, -3})}});
-  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4), (std::vector<int64_t>{2, 1, -1, -2}));
+  auto out = run_model(
+      python, {{"a", make_tensor<int64_t>({4}, {-7, 7, -7, 7})}, {"b", make_tensor<int64_t>({4}, {3, 3, -3, -3})}});
+  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4),
+            (std::vector<int64_t>{2, 1, -1, -2}));
   auto c = one_node_model("Mod", 13, {{"a", DType::kInt64}, {"b", DType::kInt64}}, {{"y", DType::kInt64}},
                           [](onnx::NodeProto& n) {
                             auto* a = n.add_attribute();
@@ -365,24 +371,32 @@ TEST(ElementwiseKernels, ModFollowsFmodAttribute) {
                             a->set_type(onnx::AttributeProto::INT);
                             a->set_i(1);
                           });
-  out = run_model(c, {{"a", make_tensor<int64_t>({4}, {-7, 7, -7, 7})}, {"b", make_tensor<int64_t>({4}, {3, 3, -3, -3})}});
-  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4), (std::vector<int64_t>{-1, 1, -1, 1}));
+  out = run_model(c,
+                  {{"a", make_tensor<int64_t>({4}, {-7, 7, -7, 7})}, {"b", make_tensor<int64_t>({4}, {3, 3, -3, -3})}});
+  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4),
+            (std::vector<int64_t>{-1, 1, -1, 1}));
 }
 
 TEST(ElementwiseKernels, PowMixedTypesAndSquareFastPath) {
   auto bytes = one_node_model("Pow", 15, {{"x", DType::kFloat32}, {"e", DType::kInt64}}, {{"y", DType::kFloat32}});
   auto out = run_model(bytes, {{"x", make_tensor<float>({3}, {1.5f, -2, 3})}, {"e", make_tensor<int64_t>({}, {2})}});
-  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 3), (std::vector<float>{2.25f, 4, 9}));
+  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 3),
+            (std::vector<float>{2.25f, 4, 9}));
   out = run_model(bytes, {{"x", make_tensor<float>({}, {2})}, {"e", make_tensor<int64_t>({3}, {-1, 0, 3})}});
   EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 3), (std::vector<float>{0.5f, 1, 8}));
   // Before opset 12 the exponent must have the base's type.
   auto old = one_node_model("Pow", 7, {{"x", DType::kFloat32}, {"e", DType::kInt64}}, {{"y", DType::kFloat32}});
-  EXPECT_NE(error_of([&] { run_model(old, {{"x", make_tensor<float>({1}, {2})}, {"e", make_tensor<int64_t>({1}, {2})}}); }), "<no error>");
+  EXPECT_NE(error_of([&] {
+              run_model(old, {{"x", make_tensor<float>({1}, {2})}, {"e", make_tensor<int64_t>({1}, {2})}});
+            }),
+            "<no error>");
 }
 
 TEST(ElementwiseKernels, VariadicAndWhere) {
-  auto sum = one_node_model("Sum", 13, {{"a", DType::kFloat32}, {"b", DType::kFloat32}, {"c", DType::kFloat32}}, {{"y", DType::kFloat32}});
-  auto out = run_model(sum, {{"a", make_tensor<float>({2, 1}, {1, 2})}, {"b", make_tensor<float>({3}, {10, 20, 30})},
+  auto sum = one_node_model("Sum", 13, {{"a", DType::kFloat32}, {"b", DType::kFloat32}, {"c", DType::kFloat32}},
+                            {{"y", DType::kFloat32}});
+  auto out = run_model(sum, {{"a", make_tensor<float>({2, 1}, {1, 2})},
+                             {"b", make_tensor<float>({3}, {10, 20, 30})},
                              {"c", make_tensor<float>({}, {100})}});
   ASSERT_EQ(out[0].shape(), (Shape{2, 3}));
   EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 6),
@@ -390,12 +404,16 @@ TEST(ElementwiseKernels, VariadicAndWhere) {
   auto mean = one_node_model("Mean", 13, {{"a", DType::kFloat64}, {"b", DType::kFloat64}}, {{"y", DType::kFloat64}});
   out = run_model(mean, {{"a", make_tensor<double>({2}, {1, 2})}, {"b", make_tensor<double>({2}, {3, 5})}});
   EXPECT_EQ(out[0].data_as<double>()[1], 3.5);
-  auto where = one_node_model("Where", 16, {{"c", DType::kBool}, {"x", DType::kInt64}, {"y", DType::kInt64}}, {{"o", DType::kInt64}});
-  out = run_model(where, {{"c", make_tensor<bool>({2, 1}, {true, false})}, {"x", make_tensor<int64_t>({2}, {1, 2})},
+  auto where = one_node_model("Where", 16, {{"c", DType::kBool}, {"x", DType::kInt64}, {"y", DType::kInt64}},
+                              {{"o", DType::kInt64}});
+  out = run_model(where, {{"c", make_tensor<bool>({2, 1}, {true, false})},
+                          {"x", make_tensor<int64_t>({2}, {1, 2})},
                           {"y", make_tensor<int64_t>({}, {9})}});
-  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4), (std::vector<int64_t>{1, 2, 9, 9}));
+  EXPECT_EQ(std::vector<int64_t>(out[0].data_as<int64_t>(), out[0].data_as<int64_t>() + 4),
+            (std::vector<int64_t>{1, 2, 9, 9}));
   std::string msg = error_of([&] {
-    run_model(where, {{"c", make_tensor<bool>({3}, {true, false, true})}, {"x", make_tensor<int64_t>({2}, {1, 2})},
+    run_model(where, {{"c", make_tensor<bool>({3}, {true, false, true})},
+                      {"x", make_tensor<int64_t>({2}, {1, 2})},
                       {"y", make_tensor<int64_t>({}, {9})}});
   });
   EXPECT_NE(msg.find("condition"), std::string::npos) << msg;
@@ -409,10 +427,13 @@ TEST(ElementwiseKernels, ClipAttributeAndInputForms) {
     a->set_f(-1);
   });
   auto out = run_model(old, {{"x", make_tensor<float>({3}, {-5, 0.5f, 7})}});
-  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 3), (std::vector<float>{-1, 0.5f, 7}));
-  auto now = one_node_model("Clip", 13, {{"x", DType::kInt8}, {"", DType::kInt8}, {"hi", DType::kInt8}}, {{"y", DType::kInt8}});
+  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 3),
+            (std::vector<float>{-1, 0.5f, 7}));
+  auto now = one_node_model("Clip", 13, {{"x", DType::kInt8}, {"", DType::kInt8}, {"hi", DType::kInt8}},
+                            {{"y", DType::kInt8}});
   out = run_model(now, {{"x", make_tensor<int8_t>({3}, {-128, 5, 127})}, {"hi", make_tensor<int8_t>({}, {4})}});
-  EXPECT_EQ(std::vector<int8_t>(out[0].data_as<int8_t>(), out[0].data_as<int8_t>() + 3), (std::vector<int8_t>{-128, 4, 4}));
+  EXPECT_EQ(std::vector<int8_t>(out[0].data_as<int8_t>(), out[0].data_as<int8_t>() + 3),
+            (std::vector<int8_t>{-128, 4, 4}));
   std::string msg = error_of([&] {
     run_model(now, {{"x", make_tensor<int8_t>({1}, {1})}, {"hi", make_tensor<int8_t>({2}, {4, 5})}});
   });
@@ -421,8 +442,10 @@ TEST(ElementwiseKernels, ClipAttributeAndInputForms) {
 
 TEST(ElementwiseKernels, PReluSlopeBroadcastsOneWay) {
   auto bytes = one_node_model("PRelu", 16, {{"x", DType::kFloat32}, {"s", DType::kFloat32}}, {{"y", DType::kFloat32}});
-  auto out = run_model(bytes, {{"x", make_tensor<float>({2, 2}, {-1, 2, -3, 4})}, {"s", make_tensor<float>({2}, {0.5f, 0.25f})}});
-  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 4), (std::vector<float>{-0.5f, 2, -1.5f, 4}));
+  auto out = run_model(
+      bytes, {{"x", make_tensor<float>({2, 2}, {-1, 2, -3, 4})}, {"s", make_tensor<float>({2}, {0.5f, 0.25f})}});
+  EXPECT_EQ(std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 4),
+            (std::vector<float>{-0.5f, 2, -1.5f, 4}));
   std::string msg = error_of([&] {
     run_model(bytes, {{"x", make_tensor<float>({2}, {-1, 2})}, {"s", make_tensor<float>({2, 2}, {1, 1, 1, 1})}});
   });
@@ -448,13 +471,17 @@ TEST(ElementwiseKernels, CastConversions) {
   out = run_model(to_half, {{"x", make_tensor<int64_t>({2}, {3, -1})}});
   EXPECT_EQ(out[0].data_as<uint16_t>()[0], 0x4200u);
   EXPECT_EQ(out[0].data_as<uint16_t>()[1], 0xbc00u);
-  auto to_string = one_node_model("Cast", 13, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}}, [](onnx::NodeProto& n) {
-    auto* a = n.add_attribute();
-    a->set_name("to");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(8);
-  });
-  EXPECT_NE(error_of([&] { run_model(to_string, {{"x", make_tensor<float>({1}, {1})}}); }).find("not supported"), std::string::npos);
+  auto to_string =
+      one_node_model("Cast", 13, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}}, [](onnx::NodeProto& n) {
+        auto* a = n.add_attribute();
+        a->set_name("to");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(8);
+      });
+  EXPECT_NE(error_of([&] {
+              run_model(to_string, {{"x", make_tensor<float>({1}, {1})}});
+            }).find("not supported"),
+            std::string::npos);
 }
 
 TEST(ElementwiseKernels, IdentityAndDropoutAliasTheInput) {
@@ -550,7 +577,8 @@ void check_kernel_dtype(const char* op, std::mt19937& rng) {
         bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, [](T x, T y) { return x == y; });
       else
         bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, [](T x, T y) { return x < y; });
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(static_cast<const uint8_t*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(static_cast<const uint8_t*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt);
       continue;
     }
     std::vector<T> ref(static_cast<size_t>(n));
@@ -564,7 +592,8 @@ void check_kernel_dtype(const char* op, std::mt19937& rng) {
       return ew::min_nan(x, y);
     };
     bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, f);
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(static_cast<const T*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt) << " at " << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(static_cast<const T*>(y.data())[i], ref[i]) << op << " " << dtype_name(dt) << " at " << i;
   }
 }
 }  // namespace

@@ -140,7 +140,7 @@ Attribute floats_attr(std::vector<float> v) { return Attribute::make_floats(std:
 
 struct ResizeCase {
   Shape in;
-  std::vector<float> scales;    // empty -> use sizes
+  std::vector<float> scales;  // empty -> use sizes
   std::vector<int64_t> sizes;
   std::vector<int64_t> axes;
 };
@@ -148,8 +148,10 @@ struct ResizeCase {
 void check_resize(const ResizeAttrs& a, const ResizeCase& rc, DType dtype, uint32_t seed, const std::string& label) {
   Tensor x = random_tensor(dtype, rc.in, seed);
   std::optional<Tensor> scales, sizes, roi;
-  if (!rc.scales.empty()) scales = floats({static_cast<int64_t>(rc.scales.size())}, rc.scales);
-  else sizes = int64s({static_cast<int64_t>(rc.sizes.size())}, rc.sizes);
+  if (!rc.scales.empty())
+    scales = floats({static_cast<int64_t>(rc.scales.size())}, rc.scales);
+  else
+    sizes = int64s({static_cast<int64_t>(rc.sizes.size())}, rc.sizes);
   ResizeAttrs at = a;
   at.axes = rc.axes;
   const size_t naxes = rc.axes.empty() ? rc.in.size() : rc.axes.size();
@@ -177,16 +179,16 @@ void check_resize(const ResizeAttrs& a, const ResizeCase& rc, DType dtype, uint3
 
 std::vector<ResizeCase> resize_cases() {
   return {
-      {{1, 1, 1, 1}, {1, 1, 3, 2}, {}, {}},           // single pixel up
-      {{2, 3, 5, 7}, {1, 1, 2, 2}, {}, {}},           // 2x up, odd sizes
-      {{1, 2, 9, 8}, {1, 1, 0.5f, 0.6f}, {}, {}},     // down, non-integer
-      {{1, 1, 4, 6}, {1, 1, 1.7f, 0.35f}, {}, {}},    // mixed up/down
-      {{1, 1, 3, 5}, {}, {1, 1, 7, 2}, {}},           // sizes
-      {{1, 1, 6, 5}, {}, {1, 1, 1, 1}, {}},           // to a single pixel
-      {{11}, {2.5f}, {}, {}},                         // 1-D
+      {{1, 1, 1, 1}, {1, 1, 3, 2}, {}, {}},              // single pixel up
+      {{2, 3, 5, 7}, {1, 1, 2, 2}, {}, {}},              // 2x up, odd sizes
+      {{1, 2, 9, 8}, {1, 1, 0.5f, 0.6f}, {}, {}},        // down, non-integer
+      {{1, 1, 4, 6}, {1, 1, 1.7f, 0.35f}, {}, {}},       // mixed up/down
+      {{1, 1, 3, 5}, {}, {1, 1, 7, 2}, {}},              // sizes
+      {{1, 1, 6, 5}, {}, {1, 1, 1, 1}, {}},              // to a single pixel
+      {{11}, {2.5f}, {}, {}},                            // 1-D
       {{2, 3, 4, 5, 3}, {1, 1.5f, 1, 0.5f, 2}, {}, {}},  // 5-D, a non-spatial axis too
-      {{2, 3, 5, 7}, {}, {4, 9}, {3, 1}},             // axes (reordered), sizes
-      {{2, 3, 5, 7}, {3.0f, 0.8f}, {}, {-2, 0}},       // negative axes, scales
+      {{2, 3, 5, 7}, {}, {4, 9}, {3, 1}},                // axes (reordered), sizes
+      {{2, 3, 5, 7}, {3.0f, 0.8f}, {}, {-2, 0}},         // negative axes, scales
   };
 }
 
@@ -194,9 +196,8 @@ TEST(Resize, OptimisedMatchesReferenceAllModes) {
   using M = ResizeAttrs::Mode;
   using C = ResizeAttrs::Coord;
   using NM = ResizeAttrs::Nearest;
-  const std::vector<C> coords = {C::kHalfPixel,  C::kHalfPixelSymmetric, C::kPytorchHalfPixel,
-                                 C::kAlignCorners, C::kAsymmetric,       C::kTfHalfPixelForNN,
-                                 C::kTfCropAndResize};
+  const std::vector<C> coords = {C::kHalfPixel,  C::kHalfPixelSymmetric, C::kPytorchHalfPixel, C::kAlignCorners,
+                                 C::kAsymmetric, C::kTfHalfPixelForNN,   C::kTfCropAndResize};
   uint32_t seed = 1;
   for (M mode : {M::kNearest, M::kLinear, M::kCubic})
     for (C coord : coords)
@@ -204,7 +205,8 @@ TEST(Resize, OptimisedMatchesReferenceAllModes) {
         for (int antialias = 0; antialias < 2; ++antialias) {
           if (mode == M::kNearest && antialias) continue;
           std::vector<NM> nms = {NM::kRoundPreferFloor};
-          if (mode == M::kNearest) nms = {NM::kRoundPreferFloor, NM::kRoundPreferCeil, NM::kFloor, NM::kCeil, NM::kSimple};
+          if (mode == M::kNearest)
+            nms = {NM::kRoundPreferFloor, NM::kRoundPreferCeil, NM::kFloor, NM::kCeil, NM::kSimple};
           for (NM nm : nms) {
             ResizeAttrs a;
             a.mode = mode;
@@ -216,9 +218,9 @@ TEST(Resize, OptimisedMatchesReferenceAllModes) {
             a.extrapolation_value = 7.5;
             for (const ResizeCase& rc : resize_cases())
               check_resize(a, rc, DType::kFloat32, seed++,
-                           "mode " + std::to_string(int(mode)) + " coord " + std::to_string(int(coord)) +
-                               " nearest " + std::to_string(int(nm)) + " exclude " + std::to_string(exclude) +
-                               " antialias " + std::to_string(antialias));
+                           "mode " + std::to_string(int(mode)) + " coord " + std::to_string(int(coord)) + " nearest " +
+                               std::to_string(int(nm)) + " exclude " + std::to_string(exclude) + " antialias " +
+                               std::to_string(antialias));
           }
         }
 }
@@ -336,7 +338,8 @@ TEST(Resize, Opset10AndUpsample) {
 
 TEST(Resize, ErrorPaths) {
   Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 13);
-  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}}, {x, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
+  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}},
+                {x, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
   // both scales and sizes
   try {
     h.run({x, std::nullopt, floats({4}, {1, 1, 2, 2}), int64s({4}, {1, 1, 6, 6})});
@@ -352,11 +355,11 @@ TEST(Resize, ErrorPaths) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'scales' has shape [2], expected [4]"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, std::nullopt}), Error);                       // neither
-  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, 0, 2}), std::nullopt}), Error);           // zero scale
-  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, -2, 2}), std::nullopt}), Error);          // negative
-  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({4}, {1, 1, -1, 2})}), Error);          // negative size
-  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({3}, {1, 1, 2})}), Error);              // short sizes
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, std::nullopt}), Error);                // neither
+  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, 0, 2}), std::nullopt}), Error);   // zero scale
+  EXPECT_THROW(h.run({x, std::nullopt, floats({4}, {1, 1, -2, 2}), std::nullopt}), Error);  // negative
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({4}, {1, 1, -1, 2})}), Error);  // negative size
+  EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({3}, {1, 1, 2})}), Error);      // short sizes
   // tf_crop_and_resize without roi
   NodeHarness crop("Resize", 13, {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")}},
                    {x, std::nullopt, floats({4}, {1, 1, 2, 2})});
@@ -375,9 +378,9 @@ TEST(Resize, ErrorPaths) {
   NodeHarness ax2("Resize", 18, {{"axes", ints_attr({4})}}, {x});
   EXPECT_THROW(ax2.run({x, std::nullopt, floats({1}, {2})}), Error);
   // a constant bad input fails already at prepare
-  EXPECT_THROW(NodeHarness("Resize", 13, {}, {x, std::nullopt, floats({3}, {1, 2, 2})}, {false, false, true},
-                           Shape{1, 1, 3, 3}),
-               Error);
+  EXPECT_THROW(
+      NodeHarness("Resize", 13, {}, {x, std::nullopt, floats({3}, {1, 2, 2})}, {false, false, true}, Shape{1, 1, 3, 3}),
+      Error);
   // sizes must be int64
   Tensor sz32 = Tensor::allocate(DType::kInt32, {4});
   EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, sz32}), Error);
@@ -480,7 +483,7 @@ TEST(GridSample, ErrorPaths) {
   EXPECT_EQ(h20.run({x, g3}).shape(), (Shape{1, 1, 2, 2, 2}));
   Tensor bad = random_grid({1, 2, 2, 2, 2}, 3);  // last dim must be 3
   EXPECT_THROW(h20.run({x, bad}), Error);
-  EXPECT_THROW(NodeHarness("GridSample", 16, {{"mode", str_attr("linear")}}, {x, g3}), Error);  // 20's name
+  EXPECT_THROW(NodeHarness("GridSample", 16, {{"mode", str_attr("linear")}}, {x, g3}), Error);    // 20's name
   EXPECT_THROW(NodeHarness("GridSample", 20, {{"mode", str_attr("bilinear")}}, {x, g3}), Error);  // 16's name
   EXPECT_THROW(NodeHarness("GridSample", 20, {{"padding_mode", str_attr("wrap")}}, {x, g3}), Error);
 }
@@ -490,8 +493,8 @@ TEST(GridSample, ErrorPaths) {
 
 TEST(NonMaxSuppression, SpecExampleAndOptions) {
   // The ONNX example: 6 boxes, one class.
-  Tensor boxes = floats({1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
-                                    0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
+  Tensor boxes = floats(
+      {1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
   Tensor scores = floats({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
   Tensor max_out = int64s({1}, {3});
   Tensor iou = floats({1}, {0.5f});
@@ -528,8 +531,14 @@ TEST(NonMaxSuppression, CenterPointBoxMatchesCorners) {
     float bw = std::round(w(rng) * 4) / 2, bh = std::round(w(rng) * 4) / 2;
     float* c = corners.data_as<float>() + 4 * i;
     float* m = centers.data_as<float>() + 4 * i;
-    c[0] = y - bh / 2; c[1] = x - bw / 2; c[2] = y + bh / 2; c[3] = x + bw / 2;
-    m[0] = x; m[1] = y; m[2] = bw; m[3] = bh;
+    c[0] = y - bh / 2;
+    c[1] = x - bw / 2;
+    c[2] = y + bh / 2;
+    c[3] = x + bw / 2;
+    m[0] = x;
+    m[1] = y;
+    m[2] = bw;
+    m[3] = bh;
   }
   Tensor scores = random_tensor(DType::kFloat32, {B, C, N}, 6, 0, 1);
   auto a = non_max_suppression(corners.data_as<float>(), scores.data_as<float>(), B, C, N, false, 7, 0.3f, true, 0.2f);
@@ -542,13 +551,13 @@ TEST(NonMaxSuppression, ErrorPaths) {
   Tensor boxes = floats({1, 2, 4}, {0, 0, 1, 1, 0, 0, 2, 2});
   Tensor scores = floats({1, 1, 2}, {0.5f, 0.6f});
   NodeHarness h("NonMaxSuppression", 10, {}, {boxes, scores});
-  EXPECT_THROW(h.run({floats({1, 2, 3}, {0, 0, 1, 0, 0, 2}), scores}), Error);        // last dim 3
-  EXPECT_THROW(h.run({boxes, floats({1, 1, 3}, {0.1f, 0.2f, 0.3f})}), Error);        // box count mismatch
+  EXPECT_THROW(h.run({floats({1, 2, 3}, {0, 0, 1, 0, 0, 2}), scores}), Error);         // last dim 3
+  EXPECT_THROW(h.run({boxes, floats({1, 1, 3}, {0.1f, 0.2f, 0.3f})}), Error);          // box count mismatch
   EXPECT_THROW(h.run({boxes, scores, int64s({1}, {2}), floats({1}, {1.5f})}), Error);  // iou > 1
-  EXPECT_THROW(h.run({boxes, scores, floats({1}, {2})}), Error);                     // max_out not int64
+  EXPECT_THROW(h.run({boxes, scores, floats({1}, {2})}), Error);                       // max_out not int64
   EXPECT_THROW(NodeHarness("NonMaxSuppression", 11, {{"center_point_box", int_attr(2)}}, {boxes, scores}), Error);
   Tensor y = h.run({boxes, scores, int64s({}, {5}), floats({}, {0.1f})});  // scalar inputs
-  EXPECT_EQ(y.shape(), (Shape{1, 3}));  // the two boxes overlap with IoU 0.25 > 0.1
+  EXPECT_EQ(y.shape(), (Shape{1, 3}));                                     // the two boxes overlap with IoU 0.25 > 0.1
 }
 
 }  // namespace

@@ -217,7 +217,8 @@ TEST(MemoryPattern, ConvRunsFromPackedWeightsAfterTheModelIsDropped) {
   auto check = [&](const Tensor& y) {
     ASSERT_EQ(y.shape(), ref.shape());
     float worst = 0;
-    for (int64_t i = 0; i < y.numel(); ++i) worst = std::max(worst, std::fabs(y.data_as<float>()[i] - ref.data_as<float>()[i]));
+    for (int64_t i = 0; i < y.numel(); ++i)
+      worst = std::max(worst, std::fabs(y.data_as<float>()[i] - ref.data_as<float>()[i]));
     EXPECT_LT(worst, 1e-3f);
   };
   for (int r = 0; r < 3; ++r) check(s.run({{"X", x}})[0]);

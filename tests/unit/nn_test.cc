@@ -39,8 +39,10 @@ struct ModelBuilder {
     tt->set_elem_type(elem);
     auto* sh = tt->mutable_shape();
     for (int64_t d : shape) {
-      if (d < 0) sh->add_dim()->set_dim_param(sh->dim_size() == 0 ? "N" : "S" + std::to_string(sh->dim_size()));
-      else sh->add_dim()->set_dim_value(d);
+      if (d < 0)
+        sh->add_dim()->set_dim_param(sh->dim_size() == 0 ? "N" : "S" + std::to_string(sh->dim_size()));
+      else
+        sh->add_dim()->set_dim_value(d);
     }
   }
   void input(const std::string& name, const Shape& shape) { set_shape(graph->add_input(), name, shape); }
@@ -56,8 +58,8 @@ struct ModelBuilder {
     for (int64_t d : t.shape()) tp->add_dims(d);
     tp->set_raw_data(std::string(static_cast<const char*>(t.data()), t.nbytes()));
   }
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs,
-                        const std::string& name = "") {
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& ins,
+                        const std::vector<std::string>& outs, const std::string& name = "") {
     auto* n = graph->add_node();
     n->set_op_type(op);
     n->set_name(name.empty() ? op + std::to_string(graph->node_size()) : name);
@@ -138,9 +140,16 @@ void run_conv_case(const ConvCase& c) {
   Tensor b = random_tensor({m}, 3);
   std::vector<std::string> ins = {"X", "W"};
   std::map<std::string, Tensor> feeds{{"X", x}};
-  if (c.w_constant) mb.initializer("W", w);
-  else { mb.input("W", c.w); feeds["W"] = w; }
-  if (c.bias) { mb.initializer("B", b); ins.push_back("B"); }
+  if (c.w_constant)
+    mb.initializer("W", w);
+  else {
+    mb.input("W", c.w);
+    feeds["W"] = w;
+  }
+  if (c.bias) {
+    mb.initializer("B", b);
+    ins.push_back("B");
+  }
   auto* n = mb.node(c.transpose ? "ConvTranspose" : "Conv", ins, {"Y"}, "conv");
   if (c.group != 1) ModelBuilder::int1(n, "group", c.group);
   if (!c.strides.empty()) ModelBuilder::ints(n, "strides", c.strides);
@@ -163,15 +172,18 @@ void run_conv_case(const ConvCase& c) {
   a.pads = c.pads;
   a.output_padding = c.output_padding;
   a.output_shape = c.output_shape;
-  a.auto_pad = c.auto_pad == "SAME_UPPER" ? AutoPad::kSameUpper
+  a.auto_pad = c.auto_pad == "SAME_UPPER"   ? AutoPad::kSameUpper
                : c.auto_pad == "SAME_LOWER" ? AutoPad::kSameLower
                : c.auto_pad == "VALID"      ? AutoPad::kValid
                                             : AutoPad::kNotSet;
   Shape bs{m};
   ConvGeometry g = conv_geometry(a, c.x, c.w, c.bias ? &bs : nullptr, "ref");
   Tensor ref = Tensor::allocate(DType::kFloat32, g.output_shape());
-  if (c.transpose) conv_transpose_ref(g, x.data_as<float>(), w.data_as<float>(), c.bias ? b.data_as<float>() : nullptr, ref.data_as<float>());
-  else conv_ref(g, x.data_as<float>(), w.data_as<float>(), c.bias ? b.data_as<float>() : nullptr, ref.data_as<float>());
+  if (c.transpose)
+    conv_transpose_ref(g, x.data_as<float>(), w.data_as<float>(), c.bias ? b.data_as<float>() : nullptr,
+                       ref.data_as<float>());
+  else
+    conv_ref(g, x.data_as<float>(), w.data_as<float>(), c.bias ? b.data_as<float>() : nullptr, ref.data_as<float>());
   expect_close(y, ref, 2e-4f);
   // A second run hits the cached primitive and must give the same answer.
   Tensor y2 = s.run(feeds)[0];
@@ -212,7 +224,10 @@ TEST(NnConv, MatchesReferenceOnAwkwardShapes) {
 
 TEST(NnConv, TransposeMatchesReference) {
   std::vector<ConvCase> cases;
-  auto t = [&](ConvCase c) { c.transpose = true; cases.push_back(c); };
+  auto t = [&](ConvCase c) {
+    c.transpose = true;
+    cases.push_back(c);
+  };
   t({"basic", {1, 3, 4, 5}, {3, 2, 3, 3}});
   t({"stride2 pad", {1, 4, 5, 5}, {4, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}});
   t({"output_padding", {2, 4, 5, 6}, {4, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}, "", true, true, true, {1, 1}});
@@ -297,15 +312,19 @@ TEST(NnConv, PerAxisAttributeOfTheWrongLength) {
 }
 
 TEST(NnConv, PicksAFastImplementation) {
-  struct Case { Shape x, w; int64_t group; bool transpose; };
+  struct Case {
+    Shape x, w;
+    int64_t group;
+    bool transpose;
+  };
   std::vector<Case> cases = {
-      {{1, 64, 28, 28}, {64, 64, 3, 3}, 1, false},   // 3x3 (Winograd or direct)
-      {{1, 256, 14, 14}, {128, 256, 1, 1}, 1, false}, // 1x1
-      {{1, 3, 224, 224}, {64, 3, 7, 7}, 1, false},    // first layer, plain input
-      {{1, 32, 20, 20}, {32, 1, 3, 3}, 32, false},    // depthwise
-      {{1, 3, 1024}, {64, 3, 1}, 1, false},           // PointNet shared MLP
+      {{1, 64, 28, 28}, {64, 64, 3, 3}, 1, false},      // 3x3 (Winograd or direct)
+      {{1, 256, 14, 14}, {128, 256, 1, 1}, 1, false},   // 1x1
+      {{1, 3, 224, 224}, {64, 3, 7, 7}, 1, false},      // first layer, plain input
+      {{1, 32, 20, 20}, {32, 1, 3, 3}, 32, false},      // depthwise
+      {{1, 3, 1024}, {64, 3, 1}, 1, false},             // PointNet shared MLP
       {{1, 16, 8, 8, 8}, {16, 16, 3, 3, 3}, 1, false},  // 3D
-      {{1, 64, 14, 14}, {64, 32, 4, 4}, 1, true},     // transposed
+      {{1, 64, 14, 14}, {64, 32, 4, 4}, 1, true},       // transposed
   };
   for (const auto& c : cases) {
     ModelBuilder mb(13);
@@ -317,7 +336,8 @@ TEST(NnConv, PicksAFastImplementation) {
     mb.output("Y");
     Model model = mb.build();
     const Graph& g = model.impl()->graph;
-    auto kernel = c.transpose ? make_conv_transpose_kernel(KernelInit{g.nodes[0], g}) : make_conv_kernel(KernelInit{g.nodes[0], g});
+    auto kernel = c.transpose ? make_conv_transpose_kernel(KernelInit{g.nodes[0], g})
+                              : make_conv_kernel(KernelInit{g.nodes[0], g});
     std::string impl = conv_impl_name(*kernel, c.x);
     EXPECT_NE(impl, "reference") << shape_to_string(c.x);
     EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << shape_to_string(c.x) << ": " << impl;
@@ -380,11 +400,15 @@ void run_pool_case(const PoolCase& c) {
   a.pads = c.pads;
   a.ceil_mode = c.ceil_mode;
   a.count_include_pad = c.count_include_pad;
-  a.auto_pad = c.auto_pad == "SAME_UPPER" ? AutoPad::kSameUpper : c.auto_pad == "SAME_LOWER" ? AutoPad::kSameLower : AutoPad::kNotSet;
+  a.auto_pad = c.auto_pad == "SAME_UPPER"   ? AutoPad::kSameUpper
+               : c.auto_pad == "SAME_LOWER" ? AutoPad::kSameLower
+                                            : AutoPad::kNotSet;
   PoolGeometry g = pool_geometry(a, c.x, "ref");
   Tensor ref = Tensor::allocate(DType::kFloat32, g.output_shape());
-  if (a.kind == PoolKind::kMax) max_pool_ref<float>(g, 0, x.data_as<float>(), ref.data_as<float>(), nullptr);
-  else average_pool_ref(g, a.count_include_pad || global, x.data_as<float>(), ref.data_as<float>());
+  if (a.kind == PoolKind::kMax)
+    max_pool_ref<float>(g, 0, x.data_as<float>(), ref.data_as<float>(), nullptr);
+  else
+    average_pool_ref(g, a.count_include_pad || global, x.data_as<float>(), ref.data_as<float>());
   expect_close(y, ref, 1e-5f);
 }
 
@@ -444,7 +468,8 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
     SCOPED_TRACE(opset);
     ModelBuilder mb(opset);
     mb.input("X", {2, 3, 4, 5});
-    Tensor sc = random_tensor({3}, 1), bi = random_tensor({3}, 2), me = random_tensor({3}, 3), va = random_tensor({3}, 4, 0.5f, 2.f);
+    Tensor sc = random_tensor({3}, 1), bi = random_tensor({3}, 2), me = random_tensor({3}, 3),
+           va = random_tensor({3}, 4, 0.5f, 2.f);
     mb.initializer("s", sc);
     mb.initializer("b", bi);
     mb.initializer("m", me);
@@ -458,8 +483,9 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
     Tensor ref = Tensor::allocate(DType::kFloat32, x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t c = (i / 20) % 3;
-      ref.data_as<float>()[i] = (x.data_as<float>()[i] - me.data_as<float>()[c]) / std::sqrt(va.data_as<float>()[c] + 1e-3f) *
-                                    sc.data_as<float>()[c] + bi.data_as<float>()[c];
+      ref.data_as<float>()[i] = (x.data_as<float>()[i] - me.data_as<float>()[c]) /
+                                    std::sqrt(va.data_as<float>()[c] + 1e-3f) * sc.data_as<float>()[c] +
+                                bi.data_as<float>()[c];
     }
     expect_close(y, ref, 1e-5f);
   }
@@ -482,7 +508,8 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
     const Tensor& bi = *m2.impl()->graph.values[m2.impl()->graph.find_value("b")].constant;
     for (int n = 0; n < 2; ++n)
       EXPECT_NEAR(y.data_as<float>()[n * 3 + c],
-                  (xd[n * 3 + c] - mean) / std::sqrt(var + 1e-5f) * sc.data_as<float>()[c] + bi.data_as<float>()[c], 1e-4f);
+                  (xd[n * 3 + c] - mean) / std::sqrt(var + 1e-5f) * sc.data_as<float>()[c] + bi.data_as<float>()[c],
+                  1e-4f);
   }
 }
 
@@ -607,49 +634,51 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
   // (channels, dilation of conv_b): 64 channels with dilation 2 runs conv_b as space-to-batch
   // Winograd with the residual sum, on blocked edges.
   for (auto [ch, dil] : std::vector<std::pair<int64_t, int64_t>>{{16, 1}, {64, 2}}) {
-  SCOPED_TRACE(str_cat("channels ", ch, " dilation ", dil));
-  int64_t hh = dil == 1 ? 9 : 10, ww = dil == 1 ? 7 : 12;
-  ModelBuilder mb(13);
-  mb.input("X", {1, ch, hh, ww});
-  Tensor w1 = random_tensor({ch, ch, 3, 3}, 1, -0.2f, 0.2f), w2 = random_tensor({ch, ch, 3, 3}, 2, -0.1f, 0.1f);
-  mb.initializer("W1", w1);
-  mb.initializer("W2", w2);
-  auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
-  ModelBuilder::ints(a, "pads", {1, 1, 1, 1});
-  auto* b = mb.node("Conv", {"a", "W2"}, {"b"}, "conv_b");
-  ModelBuilder::ints(b, "pads", {dil, dil, dil, dil});
-  ModelBuilder::ints(b, "dilations", {dil, dil});
-  mb.node("Add", {"b", "a"}, {"s"}, "add");
-  mb.node("Relu", {"s"}, {"Y"}, "relu");
-  mb.output("Y");
-  Model m = mb.build();
-  Graph g = m.impl()->graph;
-  ASSERT_TRUE(fuse_conv_batchnorm_relu(g));
-  g.compact();
-  ASSERT_EQ(g.nodes.size(), 2u);
-  EXPECT_EQ(g.nodes[1].op_type, "FusedConv");
-  EXPECT_EQ(g.nodes[1].inputs.size(), 4u);
-  EXPECT_EQ(g.values[g.nodes[1].inputs[3]].name, "a");
-  EXPECT_EQ(g.values[g.nodes[1].outputs[0]].name, "Y");
-  // `a` is read twice (conv_b and the sum): not in place.
-  EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_sum_inplace", 0), 0);
+    SCOPED_TRACE(str_cat("channels ", ch, " dilation ", dil));
+    int64_t hh = dil == 1 ? 9 : 10, ww = dil == 1 ? 7 : 12;
+    ModelBuilder mb(13);
+    mb.input("X", {1, ch, hh, ww});
+    Tensor w1 = random_tensor({ch, ch, 3, 3}, 1, -0.2f, 0.2f), w2 = random_tensor({ch, ch, 3, 3}, 2, -0.1f, 0.1f);
+    mb.initializer("W1", w1);
+    mb.initializer("W2", w2);
+    auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
+    ModelBuilder::ints(a, "pads", {1, 1, 1, 1});
+    auto* b = mb.node("Conv", {"a", "W2"}, {"b"}, "conv_b");
+    ModelBuilder::ints(b, "pads", {dil, dil, dil, dil});
+    ModelBuilder::ints(b, "dilations", {dil, dil});
+    mb.node("Add", {"b", "a"}, {"s"}, "add");
+    mb.node("Relu", {"s"}, {"Y"}, "relu");
+    mb.output("Y");
+    Model m = mb.build();
+    Graph g = m.impl()->graph;
+    ASSERT_TRUE(fuse_conv_batchnorm_relu(g));
+    g.compact();
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[1].op_type, "FusedConv");
+    EXPECT_EQ(g.nodes[1].inputs.size(), 4u);
+    EXPECT_EQ(g.values[g.nodes[1].inputs[3]].name, "a");
+    EXPECT_EQ(g.values[g.nodes[1].outputs[0]].name, "Y");
+    // `a` is read twice (conv_b and the sum): not in place.
+    EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_sum_inplace", 0), 0);
 
-  Tensor x = random_tensor({1, ch, hh, ww}, 5);
-  std::vector<Tensor> slots = run_graph_by_hand(g, {{"X", x}});
-  // Blocked edges may hold blocked data internally; the graph output is plain.
-  Tensor y = slots[g.find_value("Y")];
-  ConvAttrs ca;
-  ca.pads = {1, 1, 1, 1};
-  ConvGeometry geo = conv_geometry(ca, x.shape(), w1.shape(), nullptr, "ref");
-  ConvAttrs cb;
-  cb.pads = {dil, dil, dil, dil};
-  cb.dilations = {dil, dil};
-  ConvGeometry geo_b = conv_geometry(cb, x.shape(), w2.shape(), nullptr, "ref");
-  Tensor ra = Tensor::allocate(DType::kFloat32, geo.output_shape()), rb = Tensor::allocate(DType::kFloat32, geo.output_shape());
-  conv_ref(geo, x.data_as<float>(), w1.data_as<float>(), nullptr, ra.data_as<float>());
-  conv_ref(geo_b, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
-  for (int64_t i = 0; i < rb.numel(); ++i) rb.data_as<float>()[i] = std::max(0.f, rb.data_as<float>()[i] + ra.data_as<float>()[i]);
-  expect_close(y, rb, 3e-4f);
+    Tensor x = random_tensor({1, ch, hh, ww}, 5);
+    std::vector<Tensor> slots = run_graph_by_hand(g, {{"X", x}});
+    // Blocked edges may hold blocked data internally; the graph output is plain.
+    Tensor y = slots[g.find_value("Y")];
+    ConvAttrs ca;
+    ca.pads = {1, 1, 1, 1};
+    ConvGeometry geo = conv_geometry(ca, x.shape(), w1.shape(), nullptr, "ref");
+    ConvAttrs cb;
+    cb.pads = {dil, dil, dil, dil};
+    cb.dilations = {dil, dil};
+    ConvGeometry geo_b = conv_geometry(cb, x.shape(), w2.shape(), nullptr, "ref");
+    Tensor ra = Tensor::allocate(DType::kFloat32, geo.output_shape()),
+           rb = Tensor::allocate(DType::kFloat32, geo.output_shape());
+    conv_ref(geo, x.data_as<float>(), w1.data_as<float>(), nullptr, ra.data_as<float>());
+    conv_ref(geo_b, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
+    for (int64_t i = 0; i < rb.numel(); ++i)
+      rb.data_as<float>()[i] = std::max(0.f, rb.data_as<float>()[i] + ra.data_as<float>()[i]);
+    expect_close(y, rb, 3e-4f);
   }
 }
 
@@ -720,7 +749,8 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
       auto* vi = mb.graph->add_value_info();
       vi->set_name(name);
       vi->mutable_type()->mutable_tensor_type()->set_elem_type(1);
-      for (int64_t d : {int64_t(2), channels, int64_t(5001)}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+      for (int64_t d : {int64_t(2), channels, int64_t(5001)})
+        vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
     }
     Model m = mb.build();
     Graph g = m.impl()->graph;

@@ -15,7 +15,9 @@ fs::path write_file(const std::string& name, const std::string& content) {
   f.write(content.data(), static_cast<std::streamsize>(content.size()));
   return p;
 }
-std::string floats_bytes(const std::vector<float>& v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4); }
+std::string floats_bytes(const std::vector<float>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
 }  // namespace
 
 TEST(PointCloud, KittiBin) {
@@ -31,8 +33,11 @@ TEST(PointCloud, KittiBin) {
 }
 
 TEST(PointCloud, PlyAsciiAndBinary) {
-  auto a = write_file("a.ply", "ply\nformat ascii 1.0\ncomment x\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
-                               "property uchar red\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n1 2 3 255\n-1 -2 -3.5 7\n");
+  auto a = write_file(
+      "a.ply",
+      "ply\nformat ascii 1.0\ncomment x\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
+      "property uchar red\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n1 2 3 255\n-1 -2 -3.5 "
+      "7\n");
   Tensor t = read_point_cloud(a.string());
   ASSERT_EQ(t.shape(), (Shape{2, 4}));
   EXPECT_FLOAT_EQ(t.data_as<float>()[6], -3.5f);
@@ -40,25 +45,40 @@ TEST(PointCloud, PlyAsciiAndBinary) {
   std::string body = floats_bytes({1, 2, 3});
   double d = 9.5;
   body += std::string(reinterpret_cast<const char*>(&d), 8);
-  auto b = write_file("b.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nproperty double intensity\nend_header\n" + body);
+  auto b = write_file("b.ply",
+                      "ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\nproperty float "
+                      "y\nproperty float z\nproperty double intensity\nend_header\n" +
+                          body);
   Tensor u = read_point_cloud(b.string());
   ASSERT_EQ(u.shape(), (Shape{1, 4}));
   EXPECT_FLOAT_EQ(u.data_as<float>()[3], 9.5f);
-  auto trunc = write_file("t.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 5\nproperty float x\nproperty float y\nproperty float z\nend_header\n" + floats_bytes({1, 2}));
+  auto trunc = write_file("t.ply",
+                          "ply\nformat binary_little_endian 1.0\nelement vertex 5\nproperty float x\nproperty float "
+                          "y\nproperty float z\nend_header\n" +
+                              floats_bytes({1, 2}));
   EXPECT_THROW(read_point_cloud(trunc.string()), Error);
 }
 
 TEST(PointCloud, PcdAsciiAndBinary) {
-  auto a = write_file("a.pcd", "# .PCD v0.7\nVERSION 0.7\nFIELDS x y z intensity\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3 4\n5 6 7 8\n");
+  auto a = write_file("a.pcd",
+                      "# .PCD v0.7\nVERSION 0.7\nFIELDS x y z intensity\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 "
+                      "1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3 4\n5 6 7 8\n");
   Tensor t = read_point_cloud(a.string());
   ASSERT_EQ(t.shape(), (Shape{2, 4}));
   EXPECT_FLOAT_EQ(t.data_as<float>()[7], 8.f);
   uint16_t ring = 3;
   std::string rec = floats_bytes({1, 2, 3}) + std::string(reinterpret_cast<const char*>(&ring), 2);
-  auto b = write_file("b.pcd", "VERSION 0.7\nFIELDS x y z ring\nSIZE 4 4 4 2\nTYPE F F F U\nCOUNT 1 1 1 1\nPOINTS 2\nDATA binary\n" + rec + rec);
+  auto b = write_file(
+      "b.pcd",
+      "VERSION 0.7\nFIELDS x y z ring\nSIZE 4 4 4 2\nTYPE F F F U\nCOUNT 1 1 1 1\nPOINTS 2\nDATA binary\n" + rec + rec);
   Tensor u = read_point_cloud(b.string());
   ASSERT_EQ(u.shape(), (Shape{2, 4}));
   EXPECT_FLOAT_EQ(u.data_as<float>()[7], 3.f);
   auto c = write_file("c.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nPOINTS 1\nDATA binary_compressed\n");
-  try { read_point_cloud(c.string()); FAIL(); } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("binary_compressed"), std::string::npos); }
+  try {
+    read_point_cloud(c.string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("binary_compressed"), std::string::npos);
+  }
 }

@@ -177,7 +177,8 @@ void expect_error(F&& f, const std::vector<std::string>& fragments) {
     ADD_FAILURE() << "expected pointrt::Error";
   } catch (const Error& e) {
     std::string msg = e.what();
-    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "missing '" << frag << "' in: " << msg;
+    for (const auto& frag : fragments)
+      EXPECT_NE(msg.find(frag), std::string::npos) << "missing '" << frag << "' in: " << msg;
   }
 }
 
@@ -272,16 +273,34 @@ TEST(FurthestPointSample, SessionAndErrors) {
   auto want = fps_ref(xyz, 2, 100, 10, false);
   EXPECT_TRUE(std::equal(want.begin(), want.end(), out[0].data_as<int32_t>()));
 
-  expect_error([] { run_node("FurthestPointSample", {{"xyz", floats({1, 0, 3}, {})}}, {"idx"}, {int_attr("npoint", 4)}); },
-               {"node_under_test", "'xyz'", "N = 0"});
-  expect_error([] { run_node("FurthestPointSample", {{"xyz", floats({1, 2, 4}, std::vector<float>(8))}}, {"idx"}, {int_attr("npoint", 4)}); },
-               {"node_under_test", "'xyz'", "last dimension 4"});
-  expect_error([] { run_node("FurthestPointSample", {{"xyz", floats({2, 3}, std::vector<float>(6))}}, {"idx"}, {int_attr("npoint", 4)}); },
-               {"node_under_test", "rank 3"});
-  expect_error([] { run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"}, {int_attr("npoint", 0)}); },
-               {"node_under_test", "npoint", "0"});
-  expect_error([] { run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"}, {}); },
-               {"node_under_test", "npoint"});
+  expect_error(
+      [] {
+        run_node("FurthestPointSample", {{"xyz", floats({1, 0, 3}, {})}}, {"idx"}, {int_attr("npoint", 4)});
+      },
+      {"node_under_test", "'xyz'", "N = 0"});
+  expect_error(
+      [] {
+        run_node("FurthestPointSample", {{"xyz", floats({1, 2, 4}, std::vector<float>(8))}}, {"idx"},
+                 {int_attr("npoint", 4)});
+      },
+      {"node_under_test", "'xyz'", "last dimension 4"});
+  expect_error(
+      [] {
+        run_node("FurthestPointSample", {{"xyz", floats({2, 3}, std::vector<float>(6))}}, {"idx"},
+                 {int_attr("npoint", 4)});
+      },
+      {"node_under_test", "rank 3"});
+  expect_error(
+      [] {
+        run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"},
+                 {int_attr("npoint", 0)});
+      },
+      {"node_under_test", "npoint", "0"});
+  expect_error(
+      [] {
+        run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"}, {});
+      },
+      {"node_under_test", "npoint"});
 }
 
 // ------------------------------------------------------------------ BallQuery
@@ -364,7 +383,8 @@ TEST(BallQuery, LargeBallsStopEarly) {
   auto centres = uniform_cloud(m, 8);
   for (float radius : {0.1f, 0.3f, 0.6f})
     for (int64_t nsample : {16, 32, 64})
-      ASSERT_EQ(bq_opt(xyz, centres, 1, n, m, {radius, nsample, 0.f}), bq_ref(xyz, centres, 1, n, m, {radius, nsample, 0.f}))
+      ASSERT_EQ(bq_opt(xyz, centres, 1, n, m, {radius, nsample, 0.f}),
+                bq_ref(xyz, centres, 1, n, m, {radius, nsample, 0.f}))
           << radius << " " << nsample;
 }
 
@@ -376,7 +396,8 @@ TEST(BallQuery, AdversarialClouds) {
   int64_t ln = static_cast<int64_t>(lattice.size() / 3);
   for (float radius : {0.125f, 0.25f, 0.1875f})
     for (float min_r : {0.f, 0.125f})
-      EXPECT_EQ(bq_opt(lattice, lattice, 1, ln, ln, {radius, 16, min_r}), bq_ref(lattice, lattice, 1, ln, ln, {radius, 16, min_r}));
+      EXPECT_EQ(bq_opt(lattice, lattice, 1, ln, ln, {radius, 16, min_r}),
+                bq_ref(lattice, lattice, 1, ln, ln, {radius, 16, min_r}));
 
   auto dup = uniform_cloud(40, 9);
   dup = batches({dup, dup, dup, dup, dup});  // every point five times
@@ -411,7 +432,8 @@ TEST(BallQuery, StrategiesAndQueryOrder) {
   uint32_t seed = 2000;
   const int64_t b = 3, nsample = 32;
   for (int64_t n : {0, 1, 33, 2047, 2049})
-    for (int64_t m : {int64_t{0}, int64_t{1}, kPrefetchQueries - 1, kPrefetchQueries, kPrefetchQueries + 1, int64_t{17}, int64_t{257}})
+    for (int64_t m : {int64_t{0}, int64_t{1}, kPrefetchQueries - 1, kPrefetchQueries, kPrefetchQueries + 1, int64_t{17},
+                      int64_t{257}})
       for (double hits : {16.0, 64.0, 256.0}) {
         auto xyz = uniform_cloud(b * n, seed++);
         auto centres = uniform_cloud(b * m, seed++, -0.05f, 1.05f);
@@ -432,22 +454,29 @@ TEST(BallQuery, SessionAndErrors) {
   auto want = bq_ref(xyz, c, 2, 64, 5, {0.4f, 6, 0.f});
   EXPECT_TRUE(std::equal(want.begin(), want.end(), out[0].data_as<int32_t>()));
   // M = 0 is fine.
-  out = run_node("BallQuery", {{"xyz", floats({1, 4, 3}, std::vector<float>(12))}, {"new_xyz", floats({1, 0, 3}, {})}}, {"idx"},
-                 {float_attr("radius", 0.4f), int_attr("nsample", 2)});
+  out = run_node("BallQuery", {{"xyz", floats({1, 4, 3}, std::vector<float>(12))}, {"new_xyz", floats({1, 0, 3}, {})}},
+                 {"idx"}, {float_attr("radius", 0.4f), int_attr("nsample", 2)});
   EXPECT_EQ(out[0].shape(), (Shape{1, 0, 2}));
 
-  expect_error([&] {
-    run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({1, 5, 3}, std::vector<float>(15))}}, {"idx"},
-             {float_attr("radius", 0.4f), int_attr("nsample", 6)});
-  }, {"node_under_test", "'new_xyz'", "batch 1", "batch 2"});
-  expect_error([&] {
-    run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
-             {float_attr("radius", -1.f), int_attr("nsample", 6)});
-  }, {"node_under_test", "radius", "-1"});
-  expect_error([&] {
-    run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
-             {float_attr("radius", 1.f), int_attr("nsample", 0)});
-  }, {"node_under_test", "nsample"});
+  expect_error(
+      [&] {
+        run_node("BallQuery",
+                 {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({1, 5, 3}, std::vector<float>(15))}}, {"idx"},
+                 {float_attr("radius", 0.4f), int_attr("nsample", 6)});
+      },
+      {"node_under_test", "'new_xyz'", "batch 1", "batch 2"});
+  expect_error(
+      [&] {
+        run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
+                 {float_attr("radius", -1.f), int_attr("nsample", 6)});
+      },
+      {"node_under_test", "radius", "-1"});
+  expect_error(
+      [&] {
+        run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
+                 {float_attr("radius", 1.f), int_attr("nsample", 0)});
+      },
+      {"node_under_test", "nsample"});
 }
 
 // ------------------------------------------------------------------ KNN
@@ -463,13 +492,18 @@ struct KnnResult {
 };
 KnnResult knn_run(bool optimised, const std::vector<float>& xyz, const std::vector<float>& q, int64_t b, int64_t n,
                   int64_t m, int64_t k) {
-  KnnResult r{std::vector<int32_t>(static_cast<size_t>(b * m * k), -7), std::vector<float>(static_cast<size_t>(b * m * k), -7.f)};
-  if (optimised) knn(xyz.data(), q.data(), b, n, m, {k}, r.idx.data(), r.d2.data());
-  else knn_ref(xyz.data(), q.data(), b, n, m, {k}, r.idx.data(), r.d2.data());
+  KnnResult r{std::vector<int32_t>(static_cast<size_t>(b * m * k), -7),
+              std::vector<float>(static_cast<size_t>(b * m * k), -7.f)};
+  if (optimised)
+    knn(xyz.data(), q.data(), b, n, m, {k}, r.idx.data(), r.d2.data());
+  else
+    knn_ref(xyz.data(), q.data(), b, n, m, {k}, r.idx.data(), r.d2.data());
   return r;
 }
-void expect_knn_match(const std::vector<float>& xyz, const std::vector<float>& q, int64_t b, int64_t n, int64_t m, int64_t k) {
-  EXPECT_TRUE(knn_run(true, xyz, q, b, n, m, k) == knn_run(false, xyz, q, b, n, m, k)) << "n=" << n << " m=" << m << " k=" << k;
+void expect_knn_match(const std::vector<float>& xyz, const std::vector<float>& q, int64_t b, int64_t n, int64_t m,
+                      int64_t k) {
+  EXPECT_TRUE(knn_run(true, xyz, q, b, n, m, k) == knn_run(false, xyz, q, b, n, m, k))
+      << "n=" << n << " m=" << m << " k=" << k;
 }
 
 TEST(KNN, HandExample) {
@@ -543,10 +577,10 @@ TEST(KNN, AdversarialClouds) {
   expect_knn_match(cube, distant, 1, 5000, 200, 40);
 
   auto nf = uniform_cloud(2 * 400, 45);
-  nf[3 * 11] = std::numeric_limits<float>::quiet_NaN();         // batch 0: exhaustive path
+  nf[3 * 11] = std::numeric_limits<float>::quiet_NaN();  // batch 0: exhaustive path
   nf[3 * 20 + 1] = std::numeric_limits<float>::infinity();
   auto nq = uniform_cloud(2 * 30, 46);
-  nq[3 * 40 + 2] = std::numeric_limits<float>::quiet_NaN();     // a NaN query in batch 1
+  nq[3 * 40 + 2] = std::numeric_limits<float>::quiet_NaN();  // a NaN query in batch 1
   expect_knn_match(nf, nq, 2, 400, 30, 400);
   expect_knn_match(nf, nq, 2, 400, 30, 7);
 }
@@ -563,18 +597,28 @@ TEST(KNN, SessionAndErrors) {
   EXPECT_TRUE(std::equal(want.idx.begin(), want.idx.end(), out[0].data_as<int32_t>()));
   EXPECT_TRUE(std::equal(want.d2.begin(), want.d2.end(), out[1].data_as<float>()));
   // Only the idx output.
-  out = run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx"}, {int_attr("k", 4)});
+  out = run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx"},
+                 {int_attr("k", 4)});
   EXPECT_TRUE(std::equal(want.idx.begin(), want.idx.end(), out[0].data_as<int32_t>()));
 
-  expect_error([&] {
-    run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx", "dist2"}, {int_attr("k", 51)});
-  }, {"node_under_test", "'k' = 51", "N = 50", "'xyz'"});
-  expect_error([&] {
-    run_node("KNN", {{"xyz", floats({1, 0, 3}, {})}, {"new_xyz", floats({1, 1, 3}, {0, 0, 0})}}, {"idx"}, {int_attr("k", 1)});
-  }, {"node_under_test", "N = 0"});
-  expect_error([&] {
-    run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx"}, {int_attr("k", 0)});
-  }, {"node_under_test", "'k'"});
+  expect_error(
+      [&] {
+        run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx", "dist2"},
+                 {int_attr("k", 51)});
+      },
+      {"node_under_test", "'k' = 51", "N = 50", "'xyz'"});
+  expect_error(
+      [&] {
+        run_node("KNN", {{"xyz", floats({1, 0, 3}, {})}, {"new_xyz", floats({1, 1, 3}, {0, 0, 0})}}, {"idx"},
+                 {int_attr("k", 1)});
+      },
+      {"node_under_test", "N = 0"});
+  expect_error(
+      [&] {
+        run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx"},
+                 {int_attr("k", 0)});
+      },
+      {"node_under_test", "'k'"});
 }
 
 // ------------------------------------------------------------------ ThreeNN
@@ -582,10 +626,14 @@ struct ThreeNNResult {
   std::vector<float> dist;
   std::vector<int32_t> idx;
 };
-ThreeNNResult three_nn_run(bool optimised, const std::vector<float>& u, const std::vector<float>& k, int64_t b, int64_t n, int64_t m) {
-  ThreeNNResult r{std::vector<float>(static_cast<size_t>(b * n * 3), -7.f), std::vector<int32_t>(static_cast<size_t>(b * n * 3), -7)};
-  if (optimised) three_nn(u.data(), k.data(), b, n, m, r.dist.data(), r.idx.data());
-  else three_nn_ref(u.data(), k.data(), b, n, m, r.dist.data(), r.idx.data());
+ThreeNNResult three_nn_run(bool optimised, const std::vector<float>& u, const std::vector<float>& k, int64_t b,
+                           int64_t n, int64_t m) {
+  ThreeNNResult r{std::vector<float>(static_cast<size_t>(b * n * 3), -7.f),
+                  std::vector<int32_t>(static_cast<size_t>(b * n * 3), -7)};
+  if (optimised)
+    three_nn(u.data(), k.data(), b, n, m, r.dist.data(), r.idx.data());
+  else
+    three_nn_ref(u.data(), k.data(), b, n, m, r.dist.data(), r.idx.data());
   return r;
 }
 void expect_three_nn_match(const std::vector<float>& u, const std::vector<float>& k, int64_t b, int64_t n, int64_t m) {
@@ -657,15 +705,19 @@ TEST(ThreeNN, QueryOrderAcrossBatches) {
 
 TEST(ThreeNN, SessionAndErrors) {
   auto u = uniform_cloud(10, 70), k = uniform_cloud(8, 71);
-  auto out = run_node("ThreeNN", {{"unknown", floats({1, 3, 3}, std::vector<float>(u.begin(), u.begin() + 9))},
-                                  {"known", floats({1, 2, 3}, std::vector<float>(k.begin(), k.begin() + 6))}},
+  auto out = run_node("ThreeNN",
+                      {{"unknown", floats({1, 3, 3}, std::vector<float>(u.begin(), u.begin() + 9))},
+                       {"known", floats({1, 2, 3}, std::vector<float>(k.begin(), k.begin() + 6))}},
                       {"dist", "idx"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{1, 3, 3}));
   EXPECT_EQ(out[1].dtype(), DType::kInt32);
   EXPECT_EQ(out[0].data_as<float>()[2], 1e20f);
-  expect_error([&] {
-    run_node("ThreeNN", {{"unknown", floats({1, 1, 3}, {0, 0, 0})}, {"known", floats({1, 0, 3}, {})}}, {"dist", "idx"}, {});
-  }, {"node_under_test", "'known'", "m = 0"});
+  expect_error(
+      [&] {
+        run_node("ThreeNN", {{"unknown", floats({1, 1, 3}, {0, 0, 0})}, {"known", floats({1, 0, 3}, {})}},
+                 {"dist", "idx"}, {});
+      },
+      {"node_under_test", "'known'", "m = 0"});
 }
 
 // ------------------------------------------------------------------ gathers
@@ -787,48 +839,75 @@ TEST(Gathers, SessionAndErrors) {
   auto f = uniform_cloud(2 * 4 * 10, 1000);
   f.resize(2 * 4 * 10);
   std::vector<int64_t> idx = {0, 9, 3, 1, 1, 2};
-  auto out = run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt64, {2, 3}, idx)}},
-                      {"out"}, {});
+  auto out =
+      run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt64, {2, 3}, idx)}},
+               {"out"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{2, 4, 3}));
   EXPECT_EQ(out[0].data_as<float>()[1], f[9]);
   EXPECT_EQ(out[0].data_as<float>()[4 * 3], f[4 * 10 + 1]);
 
   std::vector<int32_t> bad = {0, 9, 3, 1, 10, 2};
-  expect_error([&] {
-    run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 3}, bad)}}, {"out"}, {});
-  }, {"node_under_test", "'idx'", "index 10", "[1, 1]", "[0, 10)"});
+  expect_error(
+      [&] {
+        run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 3}, bad)}},
+                 {"out"}, {});
+      },
+      {"node_under_test", "'idx'", "index 10", "[1, 1]", "[0, 10)"});
   std::vector<int64_t> negative = {0, -1, 3, 1, 1, 2, 0, 0};
-  expect_error([&] {
-    run_node("GroupPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt64, {2, 2, 2}, negative)}}, {"out"}, {});
-  }, {"node_under_test", "'idx'", "index -1", "[0, 0, 1]"});
+  expect_error(
+      [&] {
+        run_node("GroupPoints",
+                 {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt64, {2, 2, 2}, negative)}}, {"out"},
+                 {});
+      },
+      {"node_under_test", "'idx'", "index -1", "[0, 0, 1]"});
   std::vector<int32_t> gidx = {0, 1, 2, 3, 4, 5, 6, 7};
-  out = run_node("GroupPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 2, 2}, gidx)}}, {"out"}, {});
+  out =
+      run_node("GroupPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 2, 2}, gidx)}},
+               {"out"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{2, 4, 2, 2}));
-  expect_error([&] {
-    run_node("GroupPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {1, 4, 2}, gidx)}}, {"out"}, {});
-  }, {"node_under_test", "'idx'", "batch 1", "batch 2"});
-  expect_error([&] {
-    run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", floats({2, 3}, std::vector<float>(6))}}, {"out"}, {});
-  }, {"node_under_test", "'idx'", "float"});
+  expect_error(
+      [&] {
+        run_node("GroupPoints",
+                 {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {1, 4, 2}, gidx)}}, {"out"},
+                 {});
+      },
+      {"node_under_test", "'idx'", "batch 1", "batch 2"});
+  expect_error(
+      [&] {
+        run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", floats({2, 3}, std::vector<float>(6))}},
+                 {"out"}, {});
+      },
+      {"node_under_test", "'idx'", "float"});
 
   std::vector<int32_t> tidx = {0, 1, 2, 3, 4, 12};
   std::vector<float> w = {0.5f, 0.25f, 0.25f, 1, 0, 0};
-  expect_error([&] {
-    run_node("ThreeInterpolate", {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
-                                  {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)}, {"weight", floats({1, 2, 3}, w)}},
-             {"out"}, {});
-  }, {"node_under_test", "'idx'", "index 12", "[0, 1, 2]", "[0, 10)"});
+  expect_error(
+      [&] {
+        run_node("ThreeInterpolate",
+                 {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
+                  {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)},
+                  {"weight", floats({1, 2, 3}, w)}},
+                 {"out"}, {});
+      },
+      {"node_under_test", "'idx'", "index 12", "[0, 1, 2]", "[0, 10)"});
   tidx[5] = 9;
-  out = run_node("ThreeInterpolate", {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
-                                      {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)}, {"weight", floats({1, 2, 3}, w)}},
+  out = run_node("ThreeInterpolate",
+                 {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
+                  {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)},
+                  {"weight", floats({1, 2, 3}, w)}},
                  {"out"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{1, 8, 2}));
   EXPECT_EQ(out[0].data_as<float>()[1], f[3]);
-  expect_error([&] {
-    run_node("ThreeInterpolate", {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
-                                  {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)}, {"weight", floats({1, 3, 2}, w)}},
-             {"out"}, {});
-  }, {"node_under_test", "'weight'", "[1, 3, 2]"});
+  expect_error(
+      [&] {
+        run_node("ThreeInterpolate",
+                 {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
+                  {"idx", tensor_of(DType::kInt32, {1, 2, 3}, tidx)},
+                  {"weight", floats({1, 3, 2}, w)}},
+                 {"out"}, {});
+      },
+      {"node_under_test", "'weight'", "[1, 3, 2]"});
 }
 
 // ------------------------------------------------------------------ end to end + schemas
@@ -844,8 +923,10 @@ onnx::NodeProto* add_pointrt_node(onnx::GraphProto* g, const char* op, std::vect
     auto* ap = n->add_attribute();
     ap->set_name(a.name);
     ap->set_type(a.is_float ? onnx::AttributeProto::FLOAT : onnx::AttributeProto::INT);
-    if (a.is_float) ap->set_f(a.f);
-    else ap->set_i(a.i);
+    if (a.is_float)
+      ap->set_f(a.f);
+    else
+      ap->set_i(a.i);
   }
   return n;
 }
@@ -874,12 +955,14 @@ TEST(Pointnet2Model, ShapeInferenceAndAllSevenOps) {
   set_value_info(g->add_input(), "weight", DType::kFloat32, &weight_shape);
   add_pointrt_node(g, "FurthestPointSample", {"xyz"}, {"fps_idx"}, {int_attr("npoint", m)});
   add_pointrt_node(g, "GatherPoints", {"features", "fps_idx"}, {"sampled"});
-  add_pointrt_node(g, "BallQuery", {"xyz", "new_xyz"}, {"ball_idx"}, {float_attr("radius", 0.3f), int_attr("nsample", 8)});
+  add_pointrt_node(g, "BallQuery", {"xyz", "new_xyz"}, {"ball_idx"},
+                   {float_attr("radius", 0.3f), int_attr("nsample", 8)});
   add_pointrt_node(g, "GroupPoints", {"features", "ball_idx"}, {"grouped"});
   add_pointrt_node(g, "KNN", {"xyz", "new_xyz"}, {"knn_idx", "knn_d2"}, {int_attr("k", 4)});
   add_pointrt_node(g, "ThreeNN", {"xyz", "new_xyz"}, {"nn_dist", "nn_idx"});
   add_pointrt_node(g, "ThreeInterpolate", {"sampled", "nn_idx", "weight"}, {"interpolated"});
-  const std::vector<std::string> outputs = {"fps_idx", "sampled", "ball_idx", "grouped", "knn_idx", "knn_d2", "nn_dist", "nn_idx", "interpolated"};
+  const std::vector<std::string> outputs = {"fps_idx", "sampled", "ball_idx", "grouped",     "knn_idx",
+                                            "knn_d2",  "nn_dist", "nn_idx",   "interpolated"};
   for (const auto& out : outputs) g->add_output()->set_name(out);
 
   Model mdl = load(model);
@@ -889,10 +972,11 @@ TEST(Pointnet2Model, ShapeInferenceAndAllSevenOps) {
     for (const auto& x : vi.shape) d.push_back(x.value);
     return d;
   };
-  const std::vector<std::vector<int64_t>> want_shapes = {{1, m}, {1, c, m}, {1, m, 8}, {1, c, m, 8}, {1, m, 4},
+  const std::vector<std::vector<int64_t>> want_shapes = {{1, m},    {1, c, m}, {1, m, 8}, {1, c, m, 8}, {1, m, 4},
                                                          {1, m, 4}, {1, n, 3}, {1, n, 3}, {1, c, n}};
-  const std::vector<DType> want_types = {DType::kInt32, DType::kFloat32, DType::kInt32, DType::kFloat32, DType::kInt32,
-                                         DType::kFloat32, DType::kFloat32, DType::kInt32, DType::kFloat32};
+  const std::vector<DType> want_types = {DType::kInt32,   DType::kFloat32, DType::kInt32,
+                                         DType::kFloat32, DType::kInt32,   DType::kFloat32,
+                                         DType::kFloat32, DType::kInt32,   DType::kFloat32};
   for (size_t i = 0; i < outputs.size(); ++i) {
     EXPECT_EQ(mdl.outputs()[i].dtype, want_types[i]) << outputs[i];
     EXPECT_EQ(dims(mdl.outputs()[i]), want_shapes[i]) << outputs[i];
@@ -904,8 +988,10 @@ TEST(Pointnet2Model, ShapeInferenceAndAllSevenOps) {
   auto centres = uniform_cloud(m, 79);
   auto weight = uniform_cloud(n, 80);
   Session session(mdl);
-  auto outs = session.run({{"xyz", floats(xyz_shape, xyz)}, {"features", floats(feat_shape, feat)},
-                           {"new_xyz", floats(new_shape, centres)}, {"weight", floats(weight_shape, weight)}});
+  auto outs = session.run({{"xyz", floats(xyz_shape, xyz)},
+                           {"features", floats(feat_shape, feat)},
+                           {"new_xyz", floats(new_shape, centres)},
+                           {"weight", floats(weight_shape, weight)}});
   ASSERT_EQ(outs.size(), outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     EXPECT_EQ(outs[i].dtype(), want_types[i]) << outputs[i];
@@ -940,7 +1026,8 @@ TEST(Pointnet2Model, TableRows) {
   int rows = 0;
   for (const auto& op : supported_ops())
     if (op.domain == "pointrt") {
-      for (const char* name : {"FurthestPointSample", "GatherPoints", "BallQuery", "GroupPoints", "ThreeNN", "ThreeInterpolate", "KNN"})
+      for (const char* name :
+           {"FurthestPointSample", "GatherPoints", "BallQuery", "GroupPoints", "ThreeNN", "ThreeInterpolate", "KNN"})
         if (op.op_type == name) {
           ++rows;
           EXPECT_EQ(op.since_version, 1);

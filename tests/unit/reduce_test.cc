@@ -35,10 +35,14 @@ Tensor random_tensor(DType t, const Shape& s, uint32_t seed, bool small_ints = f
     using T = decltype(tag);
     T* p = r.data_as<T>();
     for (int64_t i = 0; i < r.numel(); ++i) {
-      if constexpr (std::is_same<T, bool>::value) p[i] = ints(gen) > 0;
-      else if constexpr (std::is_floating_point<T>::value) p[i] = small_ints ? T(ints(gen)) : T(real(gen));
-      else if constexpr (std::is_unsigned<T>::value) p[i] = T(ints(gen) + 9);
-      else p[i] = T(ints(gen));
+      if constexpr (std::is_same<T, bool>::value)
+        p[i] = ints(gen) > 0;
+      else if constexpr (std::is_floating_point<T>::value)
+        p[i] = small_ints ? T(ints(gen)) : T(real(gen));
+      else if constexpr (std::is_unsigned<T>::value)
+        p[i] = T(ints(gen) + 9);
+      else
+        p[i] = T(ints(gen));
     }
   });
   return r;
@@ -61,8 +65,8 @@ struct NodeSpec {
   std::string op;
   int opset;
   std::map<std::string, Attribute> attrs;
-  std::vector<Tensor> inputs;       // undefined = omitted optional input
-  std::vector<bool> constant;       // per input: constant (initializer) or fed
+  std::vector<Tensor> inputs;  // undefined = omitted optional input
+  std::vector<bool> constant;  // per input: constant (initializer) or fed
   int num_outputs = 1;
   std::map<int, Shape> declared;  // input shapes the model declares, when they differ from the fed ones
 };
@@ -82,7 +86,10 @@ std::vector<Tensor> run_node(const NodeSpec& spec) {
   n.attrs.owner = n.describe();
   std::vector<Tensor> slots;
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    if (!spec.inputs[i].defined()) { n.inputs.push_back(-1); continue; }
+    if (!spec.inputs[i].defined()) {
+      n.inputs.push_back(-1);
+      continue;
+    }
     int id = g.add_value("in" + std::to_string(i));
     Value& v = g.values[id];
     v.dtype = spec.inputs[i].dtype();
@@ -132,14 +139,31 @@ void expect_error(F&& f, std::vector<std::string> fragments) {
 }
 
 std::vector<Shape> awkward_shapes() {
-  return {{},        {0},         {1},          {7},          {16},         {17},        {3, 4},   {1, 15},
-          {16, 1},   {0, 5},      {5, 0},       {2, 3, 4},    {17, 1, 15},  {3, 16, 5},  {2, 0, 3}, {2, 3, 4, 5},
-          {1, 2, 1, 3}, {4, 1, 17, 2}, {2, 3, 1, 2, 3}, {1, 1, 1, 1, 1}};
+  return {{},
+          {0},
+          {1},
+          {7},
+          {16},
+          {17},
+          {3, 4},
+          {1, 15},
+          {16, 1},
+          {0, 5},
+          {5, 0},
+          {2, 3, 4},
+          {17, 1, 15},
+          {3, 16, 5},
+          {2, 0, 3},
+          {2, 3, 4, 5},
+          {1, 2, 1, 3},
+          {4, 1, 17, 2},
+          {2, 3, 1, 2, 3},
+          {1, 1, 1, 1, 1}};
 }
 
 // ---------------------------------------------------------------- reductions
-const ReduceKind kAllKinds[] = {ReduceKind::kSum, ReduceKind::kSumSquare, ReduceKind::kMean, ReduceKind::kL1,
-                                ReduceKind::kL2,  ReduceKind::kMax,       ReduceKind::kMin,  ReduceKind::kProd,
+const ReduceKind kAllKinds[] = {ReduceKind::kSum,    ReduceKind::kSumSquare, ReduceKind::kMean, ReduceKind::kL1,
+                                ReduceKind::kL2,     ReduceKind::kMax,       ReduceKind::kMin,  ReduceKind::kProd,
                                 ReduceKind::kLogSum, ReduceKind::kLogSumExp};
 
 void check_reduce(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, const std::string& label) {
@@ -154,7 +178,8 @@ void check_reduce(ReduceKind kind, const Tensor& x, const std::vector<bool>& red
 
 TEST(Reduce, EveryAxisSubsetMatchesReference) {
   uint32_t seed = 1;
-  for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt8, DType::kBool}) {
+  for (DType dt :
+       {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt8, DType::kBool}) {
     for (const Shape& s : awkward_shapes()) {
       Tensor x = random_tensor(dt, s, seed++);
       if (dt == DType::kFloat32 && x.numel() > 3) x.data_as<float>()[2] = NAN;  // float64 stays NaN-free
@@ -178,9 +203,9 @@ TEST(Reduce, LargeShapesHitParallelAndChunkedPaths) {
     Shape s;
     std::vector<bool> reduced;
   };
-  for (const Case& c : {Case{{1, 300001}, {true, true}}, Case{{3, 70001}, {false, true}}, Case{{513, 257}, {true, false}},
-                        Case{{5, 1000, 33}, {true, false, true}}, Case{{4, 33, 1000}, {false, true, false}},
-                        Case{{2, 3, 4097, 5}, {true, false, true, false}}}) {
+  for (const Case& c : {Case{{1, 300001}, {true, true}}, Case{{3, 70001}, {false, true}},
+                        Case{{513, 257}, {true, false}}, Case{{5, 1000, 33}, {true, false, true}},
+                        Case{{4, 33, 1000}, {false, true, false}}, Case{{2, 3, 4097, 5}, {true, false, true, false}}}) {
     Tensor x = random_tensor(DType::kFloat32, c.s, 7);
     for (ReduceKind k : {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kMax, ReduceKind::kL2, ReduceKind::kMin})
       check_reduce(k, x, c.reduced, str_cat("large ", shape_str(c.s), " kind ", int(k)));
@@ -281,7 +306,8 @@ TEST(ArgReduce, MatchesReferenceWithTies) {
 
 TEST(ArgReduce, NodeAndErrors) {
   Tensor x = make_tensor<float>(DType::kFloat32, {2, 3}, {1, 5, 5, 7, 7, 0});
-  auto y = run_node({"ArgMax", 12, {{"axis", int_attr(-1)}, {"select_last_index", int_attr(1)}, {"keepdims", int_attr(0)}}, {x}});
+  auto y = run_node(
+      {"ArgMax", 12, {{"axis", int_attr(-1)}, {"select_last_index", int_attr(1)}, {"keepdims", int_attr(0)}}, {x}});
   ASSERT_EQ(y[0].shape(), (Shape{2}));
   EXPECT_EQ(y[0].data_as<int64_t>()[0], 2);
   EXPECT_EQ(y[0].data_as<int64_t>()[1], 1);
@@ -354,7 +380,8 @@ TEST(CumSum, MatchesReference) {
             Tensor a = Tensor::allocate(dt, s), b = Tensor::allocate(dt, s);
             cumsum_optimized(x, axis, excl, rev, a);
             cumsum_reference(x, axis, excl, rev, b);
-            expect_close(a, b, 1e-5, 1e-5, str_cat("cumsum ", shape_str(s), " axis ", axis, " excl ", excl, " rev ", rev));
+            expect_close(a, b, 1e-5, 1e-5,
+                         str_cat("cumsum ", shape_str(s), " axis ", axis, " excl ", excl, " rev ", rev));
           }
       }
 }
@@ -405,7 +432,11 @@ TEST(TopK, NodeFormsAndErrors) {
   EXPECT_EQ(y[1].data_as<int64_t>()[5], 3);
   expect_error([&] { run_node({"TopK", 10, {}, {x, int64_tensor({5})}, {}, 2}); }, {"n0", "K = 5", "size 4"});
   expect_error([&] { run_node({"TopK", 11, {}, {x, int64_tensor({-1})}, {}, 2}); }, {"n0", "K = -1"});
-  expect_error([&] { run_node({"TopK", 11, {{"axis", int_attr(-3)}}, {x, int64_tensor({1})}, {}, 2}); }, {"n0", "axis -3"});
+  expect_error(
+      [&] {
+        run_node({"TopK", 11, {{"axis", int_attr(-3)}}, {x, int64_tensor({1})}, {}, 2});
+      },
+      {"n0", "axis -3"});
 }
 
 // ---------------------------------------------------------------- normalisation
@@ -418,7 +449,12 @@ TEST(Normalization, LayerNormMatchesReference) {
       for (size_t i = axis; i < s.size(); ++i) stat[i] = 1;
       Tensor x = random_tensor(DType::kFloat32, s, seed++);
       Tensor scale = random_tensor(DType::kFloat32, norm, seed++), bias = random_tensor(DType::kFloat32, norm, seed++);
-      auto y = run_node({"LayerNormalization", 17, {{"axis", int_attr(axis)}, {"epsilon", float_attr(1e-3f)}}, {x, scale, bias}, {}, 3});
+      auto y = run_node({"LayerNormalization",
+                         17,
+                         {{"axis", int_attr(axis)}, {"epsilon", float_attr(1e-3f)}},
+                         {x, scale, bias},
+                         {},
+                         3});
       const int64_t D = shape_numel(norm), N = shape_numel(s) / std::max<int64_t>(D, 1);
       Tensor ry = Tensor::allocate(DType::kFloat32, s), rm = Tensor::allocate(DType::kFloat32, stat),
              ri = Tensor::allocate(DType::kFloat32, stat);
@@ -437,36 +473,59 @@ TEST(Normalization, LayerNormMatchesReference) {
   Tensor x = random_tensor(DType::kFloat32, {3, 5}, 1), scale = random_tensor(DType::kFloat32, {1, 5}, 2);
   auto y = run_node({"LayerNormalization", 17, {{"axis", int_attr(0)}}, {x, scale}});
   EXPECT_EQ(y[0].shape(), (Shape{3, 5}));
-  expect_error([&] { run_node({"LayerNormalization", 17, {}, {x, random_tensor(DType::kFloat32, {4}, 3)}}); },
-               {"n0", "Scale", "[4]"});
+  expect_error(
+      [&] {
+        run_node({"LayerNormalization", 17, {}, {x, random_tensor(DType::kFloat32, {4}, 3)}});
+      },
+      {"n0", "Scale", "[4]"});
 }
 
 TEST(Normalization, InstanceNormMatchesReference) {
   uint32_t seed = 61;
   for (const Shape& s : std::vector<Shape>{{1, 1, 1}, {2, 3, 17}, {2, 16, 4, 5}, {1, 3, 0}, {3, 2}, {2, 4, 3, 3, 2}}) {
     Tensor x = random_tensor(DType::kFloat32, s, seed++);
-    Tensor scale = random_tensor(DType::kFloat32, {s[1]}, seed++), bias = random_tensor(DType::kFloat32, {s[1]}, seed++);
+    Tensor scale = random_tensor(DType::kFloat32, {s[1]}, seed++),
+           bias = random_tensor(DType::kFloat32, {s[1]}, seed++);
     auto y = run_node({"InstanceNormalization", 6, {{"epsilon", float_attr(1e-2f)}}, {x, scale, bias}});
     Tensor r = Tensor::allocate(DType::kFloat32, s);
     const int64_t S = x.numel() / std::max<int64_t>(1, s[0] * s[1]);
-    instance_norm_reference<float>(x.data_as<float>(), scale.data_as<float>(), bias.data_as<float>(), s[0], s[1], S, 1e-2f,
-                                   r.data_as<float>());
+    instance_norm_reference<float>(x.data_as<float>(), scale.data_as<float>(), bias.data_as<float>(), s[0], s[1], S,
+                                   1e-2f, r.data_as<float>());
     expect_close(y[0], r, 1e-5, 1e-4, "instancenorm " + shape_str(s));
   }
   Tensor x = random_tensor(DType::kFloat32, {2, 3, 4}, 1);
-  expect_error([&] { run_node({"InstanceNormalization", 6, {}, {x, random_tensor(DType::kFloat32, {2}, 1), random_tensor(DType::kFloat32, {3}, 1)}}); },
-               {"n0", "scale", "[3]"});
+  expect_error(
+      [&] {
+        run_node({"InstanceNormalization",
+                  6,
+                  {},
+                  {x, random_tensor(DType::kFloat32, {2}, 1), random_tensor(DType::kFloat32, {3}, 1)}});
+      },
+      {"n0", "scale", "[3]"});
 }
 
 // ---------------------------------------------------------------- MatMul / Gemm
 TEST(MatMul, MatchesReferenceOnBroadcastAndAwkwardShapes) {
-  struct Case { Shape a, b; };
-  const std::vector<Case> cases = {
-      {{3}, {3}},           {{4}, {4, 5}},         {{2, 3, 4}, {4}},          {{1, 1}, {1, 1}},
-      {{15, 16}, {16, 17}}, {{17, 15}, {15, 16}},  {{0, 4}, {4, 3}},          {{3, 0}, {0, 5}},
-      {{2, 0, 3}, {3, 4}},  {{2, 5, 3}, {3, 4}},   {{2, 5, 3}, {2, 3, 4}},    {{1, 5, 3}, {4, 3, 2}},
-      {{4, 1, 5, 3}, {2, 3, 7}}, {{3, 2}, {5, 2, 3}}, {{2, 1, 3, 4, 5}, {3, 1, 5, 2}}, {{65, 33}, {33, 129}},
-      {{40, 8, 8}, {40, 8, 8}}};
+  struct Case {
+    Shape a, b;
+  };
+  const std::vector<Case> cases = {{{3}, {3}},
+                                   {{4}, {4, 5}},
+                                   {{2, 3, 4}, {4}},
+                                   {{1, 1}, {1, 1}},
+                                   {{15, 16}, {16, 17}},
+                                   {{17, 15}, {15, 16}},
+                                   {{0, 4}, {4, 3}},
+                                   {{3, 0}, {0, 5}},
+                                   {{2, 0, 3}, {3, 4}},
+                                   {{2, 5, 3}, {3, 4}},
+                                   {{2, 5, 3}, {2, 3, 4}},
+                                   {{1, 5, 3}, {4, 3, 2}},
+                                   {{4, 1, 5, 3}, {2, 3, 7}},
+                                   {{3, 2}, {5, 2, 3}},
+                                   {{2, 1, 3, 4, 5}, {3, 1, 5, 2}},
+                                   {{65, 33}, {33, 129}},
+                                   {{40, 8, 8}, {40, 8, 8}}};
   uint32_t seed = 71;
   for (const Case& c : cases)
     for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
@@ -589,7 +648,9 @@ TEST(Gemm, MatchesReference) {
                 Tensor y = Tensor::allocate(dt, {M, N}), r = Tensor::allocate(dt, {M, N});
                 gemm_optimized(a, b, &c, ta, tb, alpha, beta, y);
                 gemm_reference(a, b, &c, ta, tb, alpha, beta, r);
-                expect_close(y, r, 1e-4, 1e-4, str_cat("gemm ", dtype_name(dt), " M", M, " N", N, " K", K, " ta", ta, " tb", tb, " c", cs));
+                expect_close(
+                    y, r, 1e-4, 1e-4,
+                    str_cat("gemm ", dtype_name(dt), " M", M, " N", N, " K", K, " ta", ta, " tb", tb, " c", cs));
                 gemm_optimized(a, b, nullptr, ta, tb, alpha, 0.f, y);
                 gemm_reference(a, b, nullptr, ta, tb, alpha, 0.f, r);
                 expect_close(y, r, 1e-4, 1e-4, "gemm without C");
@@ -603,7 +664,8 @@ TEST(Gemm, NodeWithConstantWeights) {
         Tensor a = random_tensor(DType::kFloat32, ta ? Shape{20, 9} : Shape{9, 20}, 1);
         Tensor b = random_tensor(DType::kFloat32, tb ? Shape{13, 20} : Shape{20, 13}, 2);
         Tensor c = random_tensor(DType::kFloat32, {13}, 3);
-        std::map<std::string, Attribute> attrs = {{"transA", int_attr(ta)}, {"transB", int_attr(tb)}, {"beta", float_attr(0.5f)}};
+        std::map<std::string, Attribute> attrs = {
+            {"transA", int_attr(ta)}, {"transB", int_attr(tb)}, {"beta", float_attr(0.5f)}};
         auto y = run_node({"Gemm", 13, attrs, {a, b, with_c ? c : Tensor()}, {false, true, true}});
         Tensor r = Tensor::allocate(DType::kFloat32, {9, 13});
         gemm_reference(a, b, with_c ? &c : nullptr, ta, tb, 1.f, 0.5f, r);
@@ -611,14 +673,27 @@ TEST(Gemm, NodeWithConstantWeights) {
       }
   Tensor a = random_tensor(DType::kFloat32, {3, 4}, 1), b = random_tensor(DType::kFloat32, {5, 6}, 2);
   expect_error([&] { run_node({"Gemm", 13, {}, {a, b}}); }, {"n0", "[3, 4]", "[5, 6]"});
-  expect_error([&] { run_node({"Gemm", 9, {}, {a, random_tensor(DType::kFloat32, {4, 6}, 2)}}); }, {"n0", "C is required"});
-  expect_error([&] { run_node({"Gemm", 13, {}, {a, random_tensor(DType::kFloat32, {4, 6}, 2), random_tensor(DType::kFloat32, {2, 6}, 3)}}); },
-               {"n0", "[2, 6]", "broadcast"});
+  expect_error(
+      [&] {
+        run_node({"Gemm", 9, {}, {a, random_tensor(DType::kFloat32, {4, 6}, 2)}});
+      },
+      {"n0", "C is required"});
+  expect_error(
+      [&] {
+        run_node({"Gemm",
+                  13,
+                  {},
+                  {a, random_tensor(DType::kFloat32, {4, 6}, 2), random_tensor(DType::kFloat32, {2, 6}, 3)}});
+      },
+      {"n0", "[2, 6]", "broadcast"});
 }
 
 // ---------------------------------------------------------------- Einsum
 TEST(Einsum, MatchesReference) {
-  struct Case { std::string eq; std::vector<Shape> shapes; };
+  struct Case {
+    std::string eq;
+    std::vector<Shape> shapes;
+  };
   const std::vector<Case> cases = {
       {"ij,jk->ik", {{15, 16}, {16, 17}}},
       {"bij,bjk->bik", {{3, 5, 4}, {3, 4, 2}}},
@@ -676,11 +751,23 @@ TEST(Einsum, MatchesReference) {
 
 TEST(Einsum, Errors) {
   Tensor a = random_tensor(DType::kFloat32, {2, 3}, 1), b = random_tensor(DType::kFloat32, {4, 5}, 2);
-  expect_error([&] { run_node({"Einsum", 12, {{"equation", string_attr("ij,jk->ik")}}, {a, b}}); }, {"n0", "label 'j'", "size 3", "4"});
+  expect_error(
+      [&] {
+        run_node({"Einsum", 12, {{"equation", string_attr("ij,jk->ik")}}, {a, b}});
+      },
+      {"n0", "label 'j'", "size 3", "4"});
   expect_error([&] { run_node({"Einsum", 12, {{"equation", string_attr("ijk->i")}}, {a}}); }, {"n0", "[2, 3]"});
   expect_error([&] { run_node({"Einsum", 12, {{"equation", string_attr("ij->iz")}}, {a}}); }, {"n0", "'z'"});
-  expect_error([&] { run_node({"Einsum", 12, {{"equation", string_attr("ij,jk->ik")}}, {a}}); }, {"n0", "2 input terms"});
-  expect_error([&] { run_node({"Einsum", 12, {{"equation", string_attr("i.j")}}, {a}}); }, {"n0", "unexpected character"});
+  expect_error(
+      [&] {
+        run_node({"Einsum", 12, {{"equation", string_attr("ij,jk->ik")}}, {a}});
+      },
+      {"n0", "2 input terms"});
+  expect_error(
+      [&] {
+        run_node({"Einsum", 12, {{"equation", string_attr("i.j")}}, {a}});
+      },
+      {"n0", "unexpected character"});
 }
 
 }  // namespace

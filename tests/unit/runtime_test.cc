@@ -22,7 +22,8 @@ void expect_error(F&& f, const std::vector<std::string>& fragments) {
     FAIL() << "expected pointrt::Error";
   } catch (const Error& e) {
     std::string msg = e.what();
-    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg << "\nmissing: " << frag;
+    for (const auto& frag : fragments)
+      EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg << "\nmissing: " << frag;
   }
 }
 
@@ -39,7 +40,8 @@ ModelBuilder relu_model() {
 TEST(Loader, EmptyGarbageAndTruncatedFilesAreClearErrors) {
   expect_error([] { Model::load_from_bytes("", 0, "", "empty.onnx"); }, {"empty.onnx", "empty"});
   std::string garbage = "this is not a protobuf at all \xff\xff\xff";
-  expect_error([&] { Model::load_from_bytes(garbage.data(), garbage.size(), "", "garbage.onnx"); }, {"garbage.onnx", "not a valid ONNX"});
+  expect_error([&] { Model::load_from_bytes(garbage.data(), garbage.size(), "", "garbage.onnx"); },
+               {"garbage.onnx", "not a valid ONNX"});
   std::string full = relu_model().bytes();
   for (size_t cut : {full.size() / 3, full.size() / 2, full.size() - 1}) {
     try {
@@ -67,7 +69,8 @@ TEST(Loader, UnknownOperatorsAreAllReportedTogether) {
   b.node("OtherOp", {"a"}, {"y"}, "", "second_unknown");
   b.output("y");
   Model m = b.load("m.onnx");
-  expect_error([&] { Session s(m); }, {"2 node(s) cannot run", "first_unknown", "FancyOp", "second_unknown", "OtherOp"});
+  expect_error([&] { Session s(m); },
+               {"2 node(s) cannot run", "first_unknown", "FancyOp", "second_unknown", "OtherOp"});
 }
 
 TEST(Loader, UnimportedDomainIsAnError) {
@@ -97,7 +100,11 @@ TEST(Loader, ExternalDataIsReadRelativeToTheModel) {
   init->set_data_type(onnx::TensorProto::FLOAT);
   init->add_dims(4);
   init->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto kv = [&](const char* k, const std::string& v) { auto* e = init->add_external_data(); e->set_key(k); e->set_value(v); };
+  auto kv = [&](const char* k, const std::string& v) {
+    auto* e = init->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
   kv("location", "weights.bin");
   kv("offset", "16");
   kv("length", "16");
@@ -119,7 +126,8 @@ TEST(Loader, ExternalDataIsReadRelativeToTheModel) {
   init->mutable_external_data()->DeleteSubrange(0, 3);
   kv("location", "missing.bin");
   std::string bytes = b.bytes();
-  expect_error([&] { Model::load_from_bytes(bytes.data(), bytes.size(), dir.string(), "ext.onnx"); }, {"ext.onnx", "'w'", "missing.bin"});
+  expect_error([&] { Model::load_from_bytes(bytes.data(), bytes.size(), dir.string(), "ext.onnx"); },
+               {"ext.onnx", "'w'", "missing.bin"});
 }
 
 TEST(Session, FeedsAreCheckedByNameDtypeRankAndShape) {
@@ -170,7 +178,10 @@ TEST(Session, ConcurrentRunsGiveIdenticalResults) {
         Tensor y = s.run({{"x", x}})[0];
         for (int64_t i = 0; i < n; ++i) {
           float e = std::max(0.f, x.data_as<float>()[i]);
-          if (y.data_as<float>()[i] != e) { ++bad[t]; break; }
+          if (y.data_as<float>()[i] != e) {
+            ++bad[t];
+            break;
+          }
         }
       }
     });
@@ -185,7 +196,11 @@ TEST(Session, OutputsIntoCallerBuffersAndZeroCopyFeeds) {
   s.run({{"x", Tensor::wrap(DType::kFloat32, {1, 4}, in.data())}}, outs);
   EXPECT_EQ(out, (std::vector<float>{0, 2, 0, 4}));
   std::vector<Tensor> bad = {Tensor::wrap(DType::kFloat32, {4}, out.data())};
-  expect_error([&] { s.run({{"x", Tensor::wrap(DType::kFloat32, {1, 4}, in.data())}}, bad); }, {"output 'y'", "[1, 4]", "[4]"});
+  expect_error(
+      [&] {
+        s.run({{"x", Tensor::wrap(DType::kFloat32, {1, 4}, in.data())}}, bad);
+      },
+      {"output 'y'", "[1, 4]", "[4]"});
 }
 
 TEST(Npy, RoundTripsAndRejectsGarbage) {

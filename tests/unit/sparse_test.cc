@@ -91,8 +91,10 @@ Tensor random_sites(int64_t n, int64_t batches, Shape3 shape, std::mt19937& rng,
   Tensor t = Tensor::allocate(dt, {n, 4});
   for (int64_t r = 0; r < n; ++r)
     for (int c = 0; c < 4; ++c) {
-      if (dt == DType::kInt32) t.data_as<int32_t>()[4 * r + c] = static_cast<int32_t>(rows[r][c]);
-      else t.data_as<int64_t>()[4 * r + c] = rows[r][c];
+      if (dt == DType::kInt32)
+        t.data_as<int32_t>()[4 * r + c] = static_cast<int32_t>(rows[r][c]);
+      else
+        t.data_as<int64_t>()[4 * r + c] = rows[r][c];
     }
   return t;
 }
@@ -100,8 +102,10 @@ Tensor random_sites(int64_t n, int64_t batches, Shape3 shape, std::mt19937& rng,
 Tensor int_tensor(Shape s, std::vector<int64_t> v, DType dt = DType::kInt32) {
   Tensor t = Tensor::allocate(dt, s);
   for (size_t i = 0; i < v.size(); ++i) {
-    if (dt == DType::kInt32) t.data_as<int32_t>()[i] = static_cast<int32_t>(v[i]);
-    else t.data_as<int64_t>()[i] = v[i];
+    if (dt == DType::kInt32)
+      t.data_as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    else
+      t.data_as<int64_t>()[i] = v[i];
   }
   return t;
 }
@@ -155,13 +159,12 @@ struct ConvCase {
 };
 
 std::map<std::string, Attribute> conv_attrs(const ConvCase& c) {
-  std::map<std::string, Attribute> a = {
-      {"kernel_size", ints_attr({c.k[0], c.k[1], c.k[2]})},
-      {"stride", ints_attr({c.stride[0], c.stride[1], c.stride[2]})},
-      {"padding", ints_attr({c.pad[0], c.pad[1], c.pad[2]})},
-      {"dilation", ints_attr({c.dil[0], c.dil[1], c.dil[2]})},
-      {"input_spatial_shape", ints_attr({c.shape[0], c.shape[1], c.shape[2]})},
-      {"activation", string_attr(c.act)}};
+  std::map<std::string, Attribute> a = {{"kernel_size", ints_attr({c.k[0], c.k[1], c.k[2]})},
+                                        {"stride", ints_attr({c.stride[0], c.stride[1], c.stride[2]})},
+                                        {"padding", ints_attr({c.pad[0], c.pad[1], c.pad[2]})},
+                                        {"dilation", ints_attr({c.dil[0], c.dil[1], c.dil[2]})},
+                                        {"input_spatial_shape", ints_attr({c.shape[0], c.shape[1], c.shape[2]})},
+                                        {"activation", string_attr(c.act)}};
   if (c.kind == 0) a["subm"] = int_attr(1);
   if (c.kind == 2) {
     a["transposed"] = int_attr(1);
@@ -192,8 +195,8 @@ void run_conv_case(const ConvCase& c, uint32_t seed) {
   if (c.kind == 0) {
     // Output sites are the input sites, in input order.
     for (int64_t i = 0; i < idx.numel(); ++i)
-      ASSERT_EQ(opt[1].data_as<int32_t>()[i], idx.dtype() == DType::kInt32 ? idx.data_as<int32_t>()[i]
-                                                                           : int32_t(idx.data_as<int64_t>()[i]));
+      ASSERT_EQ(opt[1].data_as<int32_t>()[i],
+                idx.dtype() == DType::kInt32 ? idx.data_as<int32_t>()[i] : int32_t(idx.data_as<int64_t>()[i]));
   } else {
     EXPECT_TRUE(sorted_sites(opt[1])) << "rows must be sorted by (batch, i0, i1, i2)";
   }
@@ -203,37 +206,94 @@ void run_conv_case(const ConvCase& c, uint32_t seed) {
 
 TEST(SparseConv, SubmanifoldMatchesOracles) {
   run_conv_case({"subm3", {5, 7, 9}, 120, 2, 3, 5, {3, 3, 3}}, 1);
-  run_conv_case({"subm3_relu_int64", {6, 5, 4}, 60, 1, 4, 2, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 0,
-                 "ReLU", true, DType::kInt64}, 2);
-  run_conv_case({"subm_dil2_leaky", {7, 8, 9}, 200, 3, 5, 3, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {2, 2, 2}, {0, 0, 0}, 0,
-                 "LeakyReLU"}, 3);
-  run_conv_case({"subm_1x3x5_sigmoid_nobias", {4, 9, 11}, 100, 1, 2, 3, {1, 3, 5}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
-                 {0, 0, 0}, 0, "Sigmoid", false}, 4);
+  run_conv_case({"subm3_relu_int64",
+                 {6, 5, 4},
+                 60,
+                 1,
+                 4,
+                 2,
+                 {3, 3, 3},
+                 {1, 1, 1},
+                 {0, 0, 0},
+                 {1, 1, 1},
+                 {0, 0, 0},
+                 0,
+                 "ReLU",
+                 true,
+                 DType::kInt64},
+                2);
+  run_conv_case({"subm_dil2_leaky",
+                 {7, 8, 9},
+                 200,
+                 3,
+                 5,
+                 3,
+                 {3, 3, 3},
+                 {1, 1, 1},
+                 {0, 0, 0},
+                 {2, 2, 2},
+                 {0, 0, 0},
+                 0,
+                 "LeakyReLU"},
+                3);
+  run_conv_case({"subm_1x3x5_sigmoid_nobias",
+                 {4, 9, 11},
+                 100,
+                 1,
+                 2,
+                 3,
+                 {1, 3, 5},
+                 {1, 1, 1},
+                 {0, 0, 0},
+                 {1, 1, 1},
+                 {0, 0, 0},
+                 0,
+                 "Sigmoid",
+                 false},
+                4);
   run_conv_case({"subm_1x1x1", {3, 3, 3}, 20, 2, 7, 6, {1, 1, 1}}, 5);
   run_conv_case({"subm_single_site", {5, 5, 5}, 1, 1, 3, 4, {3, 3, 3}}, 6);
   run_conv_case({"subm_dense_grid", {3, 4, 5}, 60, 1, 3, 3, {3, 3, 3}}, 7);
   run_conv_case({"subm_empty", {5, 5, 5}, 0, 1, 3, 4, {3, 3, 3}}, 8);
   // Many output-row blocks (the parallel path) and odd channel counts.
-  run_conv_case({"subm_large", {20, 30, 41}, 5000, 2, 5, 7, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 0,
-                 "ReLU"}, 9);
+  run_conv_case(
+      {"subm_large", {20, 30, 41}, 5000, 2, 5, 7, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 0, "ReLU"}, 9);
 }
 
 TEST(SparseConv, RegularMatchesOracles) {
   run_conv_case({"reg_s2_p1", {9, 10, 11}, 150, 2, 3, 4, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 11);
-  run_conv_case({"reg_s2_k2", {8, 7, 6}, 100, 1, 4, 5, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1, "ReLU"}, 12);
-  run_conv_case({"reg_mixed", {7, 9, 5}, 90, 3, 3, 3, {3, 1, 3}, {2, 1, 3}, {1, 0, 2}, {1, 1, 2}, {0, 0, 0}, 1,
-                 "LeakyReLU", true, DType::kInt64}, 13);
+  run_conv_case(
+      {"reg_s2_k2", {8, 7, 6}, 100, 1, 4, 5, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1, "ReLU"}, 12);
+  run_conv_case({"reg_mixed",
+                 {7, 9, 5},
+                 90,
+                 3,
+                 3,
+                 3,
+                 {3, 1, 3},
+                 {2, 1, 3},
+                 {1, 0, 2},
+                 {1, 1, 2},
+                 {0, 0, 0},
+                 1,
+                 "LeakyReLU",
+                 true,
+                 DType::kInt64},
+                13);
   run_conv_case({"reg_dilation", {9, 9, 9}, 80, 1, 2, 3, {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {2, 3, 1}, {0, 0, 0}, 1}, 14);
   run_conv_case({"reg_1x1x1_s1", {4, 5, 6}, 40, 2, 3, 2, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1}, 15);
-  run_conv_case({"reg_zstride_only", {11, 6, 6}, 60, 1, 3, 3, {3, 1, 1}, {2, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1}, 16);
+  run_conv_case({"reg_zstride_only", {11, 6, 6}, 60, 1, 3, 3, {3, 1, 1}, {2, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1},
+                16);
   run_conv_case({"reg_single", {5, 5, 5}, 1, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 17);
   run_conv_case({"reg_empty", {5, 5, 5}, 0, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 18);
-  run_conv_case({"reg_large", {21, 40, 33}, 6000, 2, 3, 9, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1}, 19);
+  run_conv_case({"reg_large", {21, 40, 33}, 6000, 2, 3, 9, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 1},
+                19);
 }
 
 TEST(SparseConv, TransposedMatchesOracles) {
   run_conv_case({"tr_s2_p1_op1", {4, 5, 3}, 30, 2, 3, 4, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 0, 1}, 2}, 21);
-  run_conv_case({"tr_k2_s2", {3, 4, 5}, 25, 1, 2, 3, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 2, "ReLU"}, 22);
+  run_conv_case({"tr_k2_s2", {3, 4, 5}, 25, 1, 2, 3, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 2, "ReLU"},
+                22);
   run_conv_case({"tr_dil", {4, 4, 4}, 20, 1, 2, 2, {3, 2, 3}, {1, 2, 1}, {0, 0, 1}, {2, 1, 1}, {0, 0, 0}, 2}, 23);
   run_conv_case({"tr_empty", {4, 4, 4}, 0, 1, 2, 2, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 2}, 24);
 }
@@ -357,11 +417,14 @@ TEST(SparseConv, InverseMatchesOracles) {
   for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE(variant);
     std::mt19937 rng(31 + variant);
-    Shape3 shape = variant == 0 ? Shape3{9, 8, 7} : variant == 1 ? Shape3{5, 6, 7} : variant == 2 ? Shape3{4, 4, 4}
-                                                                                                  : Shape3{21, 30, 27};
+    Shape3 shape = variant == 0   ? Shape3{9, 8, 7}
+                   : variant == 1 ? Shape3{5, 6, 7}
+                   : variant == 2 ? Shape3{4, 4, 4}
+                                  : Shape3{21, 30, 27};
     int64_t n = variant == 2 ? 0 : variant == 3 ? 4000 : 120;
     TestGraph tg;
-    std::map<std::string, Attribute> down = {{"kernel_size", ints_attr({3, 3, 3})}, {"stride", ints_attr({2, 2, 2})},
+    std::map<std::string, Attribute> down = {{"kernel_size", ints_attr({3, 3, 3})},
+                                             {"stride", ints_attr({2, 2, 2})},
                                              {"padding", ints_attr({1, 1, 1})},
                                              {"input_spatial_shape", ints_attr({shape[0], shape[1], shape[2]})},
                                              {"rulebook", string_attr("down")}};
@@ -482,7 +545,10 @@ TEST(SparseConv, Errors) {
   EXPECT_NE(msg.find("expects Cin = 3"), std::string::npos) << msg;
   // weight kernel size mismatch
   Tensor w5 = float_tensor({2, 1, 3, 3, 2}, rng);
-  EXPECT_NE(error_of([&] { tg.run(*k, node, {&x, &good, &w5}, cache); }).find("kernel_size [3, 3, 3]"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              tg.run(*k, node, {&x, &good, &w5}, cache);
+            }).find("kernel_size [3, 3, 3]"),
+            std::string::npos);
   // even kernel for subm (prepare time)
   auto even = conv_attrs({"even", {4, 5, 6}, 0, 0, 0, 0, {3, 2, 3}});
   int ne = tg.add("SparseConv", "even", 3, 2, even);
@@ -495,7 +561,8 @@ TEST(SparseConv, Errors) {
   int nr = tg.add("SparseConv", "reg", 3, 2, ra);
   msg = error_of([&] { tg.kernel(nr, false); });
   EXPECT_NE(msg.find("output_spatial_shape [5, 5, 4] does not match the computed output spatial shape [5, 5, 5]"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   ra["output_spatial_shape"] = ints_attr({5, 5, 5});
   int nr2 = tg.add("SparseConv", "reg_ok", 3, 2, ra);
   EXPECT_NO_THROW(tg.kernel(nr2, false));
@@ -788,13 +855,17 @@ std::string build_scn(ScnBuilder& b, bool full) {
   in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(c_in);
   b.conv("conv0", "0", "1", c_in, c, shape, shape, 1, 0, "subm1", "ReLU", {1, 1, 1}, {0, 0, 0});
   b.conv("conv1", "1", "2", c, c, shape, shape, 1, 0, "subm1", "None", {1, 1, 1}, {0, 0, 0});
-  if (full) b.simple("Add", {"2", "1"}, "3");
-  else b.simple("Relu", {"2"}, "3");
+  if (full)
+    b.simple("Add", {"2", "1"}, "3");
+  else
+    b.simple("Relu", {"2"}, "3");
   b.simple("Relu", {"3"}, "4");
   b.conv("conv2", "4", "5", c, c, shape, down, 0, 0, "spconv2", "ReLU", {2, 2, 2}, {1, 1, 1});
   b.conv("conv3", "5", "6", c, c, down, shape, 0, 1, "spconv2", "None", {1, 1, 1}, {0, 0, 0});
-  if (full) b.simple("Add", {"6", "4"}, "7");
-  else b.simple("Relu", {"6"}, "7");
+  if (full)
+    b.simple("Add", {"6", "4"}, "7");
+  else
+    b.simple("Relu", {"6"}, "7");
   auto* sd = b.g->add_node();
   sd->set_name("scatter0");
   sd->set_op_type("ScatterDense");
@@ -840,7 +911,8 @@ TEST(ScnImport, RewriteStructure) {
   ASSERT_TRUE(rewrite_nvidia_scn(m, notes));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("rewritten from NVIDIA scn.onnx: 4 SparseConvolution -> pointrt::SparseConv, 1 ScatterDense"),
-            std::string::npos) << notes[0];
+            std::string::npos)
+      << notes[0];
   EXPECT_NE(notes[0].find("(batch, z, y, x)"), std::string::npos) << notes[0];
   for (const auto& t : m.graph().initializer()) EXPECT_NE(t.data_type(), onnx::TensorProto::FLOAT16) << t.name();
   ASSERT_EQ(m.graph().input_size(), 2);
@@ -927,8 +999,10 @@ void run_scn_and_compare(bool full) {
                                           {"stride", ints_attr({st[0], st[1], st[2]})},
                                           {"padding", ints_attr({pd[0], pd[1], pd[2]})},
                                           {"input_spatial_shape", ints_attr({in_s[0], in_s[1], in_s[2]})},
-                                          {"subm", int_attr(subm)}, {"inverse", int_attr(inverse)},
-                                          {"rulebook", string_attr(key)}, {"activation", string_attr(act)}};
+                                          {"subm", int_attr(subm)},
+                                          {"inverse", int_attr(inverse)},
+                                          {"rulebook", string_attr(key)},
+                                          {"activation", string_attr(act)}};
     return a;
   };
   int n0 = tg.add("SparseConv", "conv0", 4, 2, attrs(shape, 1, 0, "subm1", "ReLU", {1, 1, 1}, {0, 0, 0}));
@@ -953,8 +1027,10 @@ void run_scn_and_compare(bool full) {
   auto dense = tg.run(*tg.kernel(ns, true), ns, {&y7, &y6[1]}, cache);
   const float* d = dense[0].data_as<float>();
   const float* r = result[0].data_as<float>();
-  if (full) ASSERT_EQ(result[0].shape(), (Shape{1, c * shape[0], shape[2], shape[1]}));
-  else ASSERT_EQ(result[0].shape(), dense[0].shape());
+  if (full)
+    ASSERT_EQ(result[0].shape(), (Shape{1, c * shape[0], shape[2], shape[1]}));
+  else
+    ASSERT_EQ(result[0].shape(), dense[0].shape());
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t z = 0; z < shape[0]; ++z)
       for (int64_t y = 0; y < shape[1]; ++y)
@@ -1061,10 +1137,13 @@ TEST(SparseSession, VoxelizeConvScatterModel) {
   int nv = tg.add("Voxelize", "vox", 1, 3,
                   {{"voxel_size", floats_attr({0.5f, 0.5f, 1.f})},
                    {"point_cloud_range", floats_attr({0.f, -4.f, -2.f, 8.f, 4.f, 3.f})},
-                   {"max_points_per_voxel", int_attr(4)}, {"max_voxels", int_attr(500)}});
+                   {"max_points_per_voxel", int_attr(4)},
+                   {"max_voxels", int_attr(500)}});
   int nc = tg.add("SparseConv", "conv", 4, 2,
-                  {{"kernel_size", ints_attr({3, 3, 3})}, {"input_spatial_shape", ints_attr({5, 16, 16})},
-                   {"subm", int_attr(1)}, {"activation", string_attr("LeakyReLU")}});
+                  {{"kernel_size", ints_attr({3, 3, 3})},
+                   {"input_spatial_shape", ints_attr({5, 16, 16})},
+                   {"subm", int_attr(1)},
+                   {"activation", string_attr("LeakyReLU")}});
   int ns = tg.add("ScatterDense", "bev", 2, 1, {{"spatial_shape", ints_attr({5, 16, 16})}});
   RunCache cache;
   auto v = tg.run(*tg.kernel(nv, true), nv, {&pts}, cache);

@@ -5,10 +5,10 @@
 
 #include <chrono>
 #include <climits>
-#include <ctime>
 #include <cstdio>
-#include <functional>
 #include <cstring>
+#include <ctime>
+#include <functional>
 #include <random>
 
 #include "ops/kernel.h"
@@ -39,8 +39,10 @@ Tensor index_tensor(DType dt, const Shape& s, int64_t n, std::mt19937& rng) {
   std::uniform_int_distribution<int64_t> dist(-n, n - 1);
   for (int64_t i = 0; i < t.numel(); ++i) {
     int64_t v = n > 0 ? dist(rng) : 0;
-    if (dt == DType::kInt64) t.data_as<int64_t>()[i] = v;
-    else t.data_as<int32_t>()[i] = static_cast<int32_t>(v);
+    if (dt == DType::kInt64)
+      t.data_as<int64_t>()[i] = v;
+    else
+      t.data_as<int32_t>()[i] = static_cast<int32_t>(v);
   }
   return t;
 }
@@ -63,8 +65,8 @@ Tensor f32(const Shape& s, std::vector<float> v) { return make(DType::kFloat32, 
     const size_t es = dtype_size(a.dtype());
     for (int64_t i = 0; i < a.numel(); ++i)
       if (std::memcmp(static_cast<const char*>(a.data()) + i * es, static_cast<const char*>(b.data()) + i * es, es))
-        return ::testing::AssertionFailure() << "first difference at flat element " << i << " of "
-                                             << shape_to_string(a.shape());
+        return ::testing::AssertionFailure()
+               << "first difference at flat element " << i << " of " << shape_to_string(a.shape());
   }
   return ::testing::AssertionSuccess();
 }
@@ -89,7 +91,12 @@ Attribute attr_int(int64_t v) { return Attribute::make_int(std::move(v)); }
 Attribute attr_ints(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
 Attribute attr_str(std::string v) { return Attribute::make_string(std::move(v)); }
 Attribute attr_float(float v) { return Attribute::make_float(std::move(v)); }
-Attribute attr_tensor(Tensor t) { Attribute a; a.kind = Attribute::Kind::kTensor; a.t = std::move(t); return a; }
+Attribute attr_tensor(Tensor t) {
+  Attribute a;
+  a.kind = Attribute::Kind::kTensor;
+  a.t = std::move(t);
+  return a;
+}
 
 // Inputs that are undefined Tensors are passed as omitted optional inputs.
 std::vector<Tensor> run_op(const std::string& op, int opset, const std::vector<Tensor>& inputs,
@@ -101,7 +108,10 @@ std::vector<Tensor> run_op(const std::string& op, int opset, const std::vector<T
   n.opset = opset;
   const char* names[] = {"data", "indices", "updates", "axes", "steps"};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) { n.inputs.push_back(-1); continue; }
+    if (!inputs[i].defined()) {
+      n.inputs.push_back(-1);
+      continue;
+    }
     int id = g.add_value(i < 5 ? names[i] : "in" + std::to_string(i));
     g.values[id].dtype = inputs[i].dtype();
     n.inputs.push_back(id);
@@ -146,10 +156,15 @@ TEST(TensorStridedCopy, MatchesReferenceOnRandomViews) {
     int64_t offset = 0;
     for (int d = 0; d < rank; ++d) {
       int kind = static_cast<int>(rng() % 4);  // 0: broadcast, 1: forward, 2: reverse, 3: step 2
-      if (kind == 0) st[d] = 0;
-      else if (kind == 1) st[d] = base[d];
-      else if (kind == 2) { st[d] = -base[d]; offset += (std::max<int64_t>(out[d], 1) - 1) * base[d]; }
-      else st[d] = 2 * base[d];  // the source dims are twice as big: a stride-2 walk fits
+      if (kind == 0)
+        st[d] = 0;
+      else if (kind == 1)
+        st[d] = base[d];
+      else if (kind == 2) {
+        st[d] = -base[d];
+        offset += (std::max<int64_t>(out[d], 1) - 1) * base[d];
+      } else
+        st[d] = 2 * base[d];  // the source dims are twice as big: a stride-2 walk fits
     }
     for (DType dt : kSizes) {
       Tensor src = random_tensor(dt, src_shape, rng);
@@ -183,11 +198,21 @@ TEST(TensorTranspose, FastMatchesReferenceRank0To6) {
 TEST(TensorTranspose, TiledPathsOnTileEdges) {
   std::mt19937 rng(3);
   // 2D, batched 2D (NCHW<->NHWC) and inner-block copies around the 32-element tile.
-  struct Case { Shape s; std::vector<int64_t> perm; };
-  std::vector<Case> cases = {{{31, 33}, {1, 0}},       {{32, 32}, {1, 0}},       {{33, 65}, {1, 0}},
-                             {{1, 97}, {1, 0}},        {{3, 5, 31, 33}, {0, 2, 3, 1}}, {{2, 7, 33}, {0, 2, 1}},
-                             {{2, 33, 5, 7}, {0, 3, 1, 2}}, {{4, 3, 9, 8}, {1, 0, 2, 3}}, {{300, 257}, {1, 0}},
-                             {{8, 64, 130}, {2, 0, 1}}, {{0, 33}, {1, 0}}};
+  struct Case {
+    Shape s;
+    std::vector<int64_t> perm;
+  };
+  std::vector<Case> cases = {{{31, 33}, {1, 0}},
+                             {{32, 32}, {1, 0}},
+                             {{33, 65}, {1, 0}},
+                             {{1, 97}, {1, 0}},
+                             {{3, 5, 31, 33}, {0, 2, 3, 1}},
+                             {{2, 7, 33}, {0, 2, 1}},
+                             {{2, 33, 5, 7}, {0, 3, 1, 2}},
+                             {{4, 3, 9, 8}, {1, 0, 2, 3}},
+                             {{300, 257}, {1, 0}},
+                             {{8, 64, 130}, {2, 0, 1}},
+                             {{0, 33}, {1, 0}}};
   for (const auto& c : cases)
     for (DType dt : kSizes) {
       Tensor x = random_tensor(dt, c.s, rng);
@@ -256,7 +281,9 @@ TEST(TensorSlice, KnownResults) {
 
 TEST(TensorSlice, Errors) {
   Tensor x = i64({2, 3}, {0, 1, 2, 3, 4, 5});
-  std::string msg = error_of([&] { run_op("Slice", 13, {x, i64({1}, {0}), i64({1}, {2}), i64({1}, {1}), i64({1}, {0})}); });
+  std::string msg = error_of([&] {
+    run_op("Slice", 13, {x, i64({1}, {0}), i64({1}, {2}), i64({1}, {1}), i64({1}, {0})});
+  });
   EXPECT_NE(msg.find("n1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("steps"), std::string::npos) << msg;
   msg = error_of([&] { run_op("Slice", 13, {x, i64({2}, {0, 0}), i64({2}, {1, 1}), i64({2}, {1, -1})}); });
@@ -290,7 +317,8 @@ TEST(TensorConcat, FastMatchesReference) {
     }
   }
   // Large enough for the OpenMP path.
-  Tensor big1 = random_tensor(DType::kFloat32, {64, 100, 7}, rng), big2 = random_tensor(DType::kFloat32, {64, 33, 7}, rng);
+  Tensor big1 = random_tensor(DType::kFloat32, {64, 100, 7}, rng),
+         big2 = random_tensor(DType::kFloat32, {64, 33, 7}, rng);
   std::vector<const Tensor*> ins = {&big1, &big2};
   Tensor a = Tensor::zeros(DType::kFloat32, {64, 133, 7}), b = Tensor::zeros(DType::kFloat32, {64, 133, 7});
   concat_cpu(ins, 1, a);
@@ -407,7 +435,8 @@ TEST(TensorGatherElements, FastMatchesReference) {
     Shape s = random_shape(rng, rank, false);
     const int64_t axis = static_cast<int64_t>(rng() % rank);
     Shape is = s;
-    for (int d = 0; d < rank; ++d) is[d] = d == axis ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % (s[d] + 1));
+    for (int d = 0; d < rank; ++d)
+      is[d] = d == axis ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % (s[d] + 1));
     for (DType dt : kSizes) {
       Tensor x = random_tensor(dt, s, rng);
       Tensor idx = index_tensor(DType::kInt64, is, s[axis], rng);
@@ -488,7 +517,10 @@ TEST(TensorPad, FastMatchesReferenceAllModes) {
       // Crop at most the size, and keep one element for non-constant modes.
       const int64_t keep = mode == PadMode::kConstant ? 0 : 1;
       while (std::max<int64_t>(0, -lo) + std::max<int64_t>(0, -hi) > s[d] - keep) {
-        if (lo < 0) ++lo; else ++hi;
+        if (lo < 0)
+          ++lo;
+        else
+          ++hi;
       }
       pads[d] = lo;
       pads[d + rank] = hi;
@@ -541,7 +573,8 @@ TEST(TensorExpandTile, FastMatchesReference) {
     Shape target(rank + rng() % 2);
     for (size_t d = 0; d < target.size(); ++d) {
       const size_t pad = target.size() - rank;
-      target[d] = d < pad ? static_cast<int64_t>(rng() % 3) : (s[d - pad] == 1 ? static_cast<int64_t>(rng() % 4) : s[d - pad]);
+      target[d] =
+          d < pad ? static_cast<int64_t>(rng() % 3) : (s[d - pad] == 1 ? static_cast<int64_t>(rng() % 4) : s[d - pad]);
     }
     std::vector<int64_t> reps(rank);
     for (auto& r : reps) r = static_cast<int64_t>(rng() % 4);
@@ -666,9 +699,11 @@ TEST(TensorShapeOps, ShapeAndSizeReadOnlyTheShape) {
 
 // Every op of the family has rows with no gaps from its first opset (>= 7) up to 21.
 TEST(TensorTable, RowsCoverOpsetsWithoutGaps) {
-  const char* ops[] = {"Concat", "ConstantOfShape", "Constant", "Expand", "Flatten", "Gather", "GatherElements",
-                       "GatherND", "Reshape", "Shape", "Size", "Slice", "Split", "Squeeze", "Unsqueeze", "Tile",
-                       "Transpose", "Pad", "Range", "NonZero", "OneHot", "ScatterElements", "ScatterND"};
+  const char* ops[] = {"Concat", "ConstantOfShape", "Constant", "Expand",  "Flatten",
+                       "Gather", "GatherElements",  "GatherND", "Reshape", "Shape",
+                       "Size",   "Slice",           "Split",    "Squeeze", "Unsqueeze",
+                       "Tile",   "Transpose",       "Pad",      "Range",   "NonZero",
+                       "OneHot", "ScatterElements", "ScatterND"};
   for (const char* op : ops) {
     auto rows = op_table().find_all("", op);
     ASSERT_FALSE(rows.empty()) << op;
@@ -677,4 +712,3 @@ TEST(TensorTable, RowsCoverOpsetsWithoutGaps) {
     for (int v = first; v <= 21; ++v) EXPECT_NE(op_table().find("", op, v), nullptr) << op << " opset " << v;
   }
 }
-

@@ -30,7 +30,8 @@ namespace pointnet2 {
 BallQueryAttrs parse_ball_query(const Attributes& attrs, const std::string& where) {
   BallQueryAttrs a;
   a.radius = attrs.get_float("radius");
-  if (!(a.radius > 0) || !std::isfinite(a.radius)) fail(where, ": attribute 'radius' must be > 0 and finite, got ", a.radius);
+  if (!(a.radius > 0) || !std::isfinite(a.radius))
+    fail(where, ": attribute 'radius' must be > 0 and finite, got ", a.radius);
   a.nsample = attrs.get_int("nsample");
   if (a.nsample < 1) fail(where, ": attribute 'nsample' must be >= 1, got ", a.nsample);
   if (a.nsample > std::numeric_limits<int32_t>::max()) fail(where, ": attribute 'nsample' is too large: ", a.nsample);
@@ -110,7 +111,8 @@ inline int64_t accept_range(const float* x, const float* y, const float* z, cons
     __mmask16 hit = _mm512_cmp_ps_mask(d2, zero, _CMP_EQ_OQ) |
                     (_mm512_cmp_ps_mask(d2, vmin, _CMP_GE_OQ) & _mm512_cmp_ps_mask(d2, vr2, _CMP_LT_OQ));
     hit &= live;
-    __m512i id = ids ? _mm512_maskz_loadu_epi32(live, ids + i) : _mm512_add_epi32(_mm512_set1_epi32(first_id + static_cast<int32_t>(i)), iota);
+    __m512i id = ids ? _mm512_maskz_loadu_epi32(live, ids + i)
+                     : _mm512_add_epi32(_mm512_set1_epi32(first_id + static_cast<int32_t>(i)), iota);
     // Compress in a register, then a plain store (compress-to-memory is slow on some cores).
     _mm512_storeu_si512(out + count, _mm512_maskz_compress_epi32(hit, id));
     count += __builtin_popcount(hit);
@@ -132,8 +134,8 @@ int64_t scan_prefix(const BatchIndex& bi, int64_t n, const float* centre, const 
   int64_t count = 0;
   for (int64_t start = 0; start < n && count < a.nsample; start += 64)
     count += accept_range(bi.x.data() + start, bi.y.data() + start, bi.z.data() + start, nullptr,
-                          static_cast<int32_t>(start), std::min<int64_t>(64, n - start), centre[0], centre[1], centre[2],
-                          r2, min_r2, out + count);
+                          static_cast<int32_t>(start), std::min<int64_t>(64, n - start), centre[0], centre[1],
+                          centre[2], r2, min_r2, out + count);
   return std::min(count, a.nsample);
 }
 
@@ -150,8 +152,8 @@ void scan_in_order(const float* pts, int64_t n, const float* centre, const BallQ
 // same whichever runs).
 constexpr double kTestCost = 0.2, kSpanCost = 8, kSortCostPerHit = 4;
 
-void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, double reach,
-               Scratch& sc, int32_t* out) {
+void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, double reach, Scratch& sc,
+               int32_t* out) {
   const SpatialGrid& g = bi.grid;
   const int64_t nsample = a.nsample;
   const float r2 = a.radius2(), min_r2 = a.min_radius2();
@@ -173,15 +175,16 @@ void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQ
     if (candidates > 0) {
       const int64_t cells = static_cast<int64_t>(sc.spans.size()) * (hi[0] - lo[0] + 1);
       // Expected hits: candidates times the ball's share of the scanned cell box.
-      double box = static_cast<double>((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1)) * g.cell * g.cell * g.cell;
+      double box = static_cast<double>((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1)) * g.cell *
+                   g.cell * g.cell;
       double ball = 4.18879 * static_cast<double>(a.radius) * a.radius * a.radius;
       double expected = std::max(1e-9, static_cast<double>(candidates) * std::min(1.0, ball / box));
       double want = static_cast<double>(nsample);
       // (1) in point order over the whole cloud until nsample hits (big balls);
       double in_order_cost = kTestCost * std::min(static_cast<double>(n), want * static_cast<double>(n) / expected);
       // (2) every candidate once, row by row, then sort all hits (balls with few hits);
-      double single_cost = kTestCost * static_cast<double>(candidates) + kSpanCost * static_cast<double>(sc.spans.size()) +
-                           kSortCostPerHit * expected;
+      double single_cost = kTestCost * static_cast<double>(candidates) +
+                           kSpanCost * static_cast<double>(sc.spans.size()) + kSortCostPerHit * expected;
       // (3) cell by cell in blocks of point indices, stopping at the first block with nsample.
       double block_tests = static_cast<double>(candidates) * std::min(1.0, 2.0 * want / expected);
       double block_cost = kTestCost * block_tests + kSpanCost * static_cast<double>(cells) +
@@ -281,8 +284,10 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
       }
       const float* centre = visit[b].xyz.data() + (slot % m) * 3;
       int32_t* out = idx + q * attrs.nsample;
-      if (!is_finite_point(centre)) scan_in_order(xyz + b * n * 3, n, centre, attrs, out);
-      else query_one(index[b], n, centre, attrs, reach, scratch, out);
+      if (!is_finite_point(centre))
+        scan_in_order(xyz + b * n * 3, n, centre, attrs, out);
+      else
+        query_one(index[b], n, centre, attrs, reach, scratch, out);
     }
   }
 }

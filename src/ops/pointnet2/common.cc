@@ -3,12 +3,14 @@
 namespace pointrt {
 namespace pointnet2 {
 
-void check_float_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank, int64_t expected_batch) {
+void check_float_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
+                      int64_t expected_batch) {
   if (t.dtype() != DType::kFloat32)
     fail(where, ": input ", name, " has element type ", dtype_name(t.dtype()), ", expected float32");
   if (t.rank() != rank)
     fail(where, ": input ", name, " must have rank ", rank, ", got shape ", shape_to_string(t.shape()));
-  if (t.dim(0) < 1) fail(where, ": input ", name, " has batch ", t.dim(0), ", expected >= 1 (shape ", shape_to_string(t.shape()), ")");
+  if (t.dim(0) < 1)
+    fail(where, ": input ", name, " has batch ", t.dim(0), ", expected >= 1 (shape ", shape_to_string(t.shape()), ")");
   if (expected_batch >= 0 && t.dim(0) != expected_batch)
     fail(where, ": input ", name, " has batch ", t.dim(0), " but the first input has batch ", expected_batch,
          " (shape ", shape_to_string(t.shape()), ")");
@@ -17,13 +19,16 @@ void check_float_rank(const Tensor& t, const std::string& where, const std::stri
 int64_t check_point_cloud(const Tensor& t, const std::string& where, const std::string& name, int64_t expected_batch) {
   check_float_rank(t, where, name, 3, expected_batch);
   if (t.dim(2) != 3)
-    fail(where, ": input ", name, " must be [B, N, 3], got shape ", shape_to_string(t.shape()), " (last dimension ", t.dim(2), ", expected 3)");
+    fail(where, ": input ", name, " must be [B, N, 3], got shape ", shape_to_string(t.shape()), " (last dimension ",
+         t.dim(2), ", expected 3)");
   if (t.dim(1) > std::numeric_limits<int32_t>::max())
-    fail(where, ": input ", name, " has ", t.dim(1), " points; int32 indices allow at most ", std::numeric_limits<int32_t>::max());
+    fail(where, ": input ", name, " has ", t.dim(1), " points; int32 indices allow at most ",
+         std::numeric_limits<int32_t>::max());
   return t.dim(1);
 }
 
-void check_index_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank, int64_t expected_batch) {
+void check_index_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
+                      int64_t expected_batch) {
   if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)
     fail(where, ": input ", name, " has element type ", dtype_name(t.dtype()), ", expected int32 or int64");
   if (t.rank() != rank)

@@ -5,7 +5,8 @@
 // Floating-point contract: OPS.md defines d2 = dx*dx + dy*dy + dz*dz in float32, evaluated
 // left to right WITHOUT fused multiply-adds. GCC would contract a*b+c into an FMA with
 // -march=native, so the build passes -ffp-contract=off to every file (CMakeLists.txt); the
-// reference and the optimised kernels then agree bit for bit. A future .cu file must use __fmul_rn/__fadd_rn (or -fmad=false) for the same reason.
+// reference and the optimised kernels then agree bit for bit. A future .cu file must use __fmul_rn/__fadd_rn (or
+// -fmad=false) for the same reason.
 #pragma once
 
 #include <cmath>
@@ -40,11 +41,14 @@ POINTNET2_HD inline bool is_finite_point(const float* p) {
 
 /// Checks that `t` is float32 [B, N, 3]; returns N. `name` labels the input in messages,
 /// e.g. "'xyz' (value 'points')".
-int64_t check_point_cloud(const Tensor& t, const std::string& where, const std::string& name, int64_t expected_batch = -1);
+int64_t check_point_cloud(const Tensor& t, const std::string& where, const std::string& name,
+                          int64_t expected_batch = -1);
 /// Checks that `t` is float32 of the given rank with dim 0 == expected_batch (when >= 0).
-void check_float_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank, int64_t expected_batch = -1);
+void check_float_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
+                      int64_t expected_batch = -1);
 /// Checks that `t` is int32 or int64 of the given rank with dim 0 == expected_batch.
-void check_index_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank, int64_t expected_batch = -1);
+void check_index_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
+                      int64_t expected_batch = -1);
 
 /// Every index of `t` (int32 or int64) must lie in [0, limit). The error names the input, the
 /// offending value, its position and the valid range.
@@ -63,4 +67,3 @@ void dispatch_index(DType t, const std::string& where, const std::string& name, 
 
 }  // namespace pointnet2
 }  // namespace pointrt
-

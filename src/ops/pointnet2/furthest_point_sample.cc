@@ -79,7 +79,10 @@ ScanResult fps_sweep(Soa& s, int64_t begin, int64_t end, float lx, float ly, flo
   if (best_block < 0) return r;
   r.best = best;
   for (int64_t k = best_block;; ++k)
-    if (dist[k] == best) { r.index = k; break; }
+    if (dist[k] == best) {
+      r.index = k;
+      break;
+    }
   return r;
 }
 

@@ -29,9 +29,9 @@ namespace pointrt {
 namespace pointnet2 {
 namespace gather_detail {
 
-constexpr int64_t kRowBlockBytes = 384 << 10;   // feature rows of one channel block (L2 is 1 MiB)
+constexpr int64_t kRowBlockBytes = 384 << 10;     // feature rows of one channel block (L2 is 1 MiB)
 constexpr int64_t kStreamOutputBytes = 24 << 20;  // larger outputs bypass the caches
-constexpr int64_t kL1RowBytes = 24 << 10;  // feature rows up to this long are gathered from L1
+constexpr int64_t kL1RowBytes = 24 << 10;         // feature rows up to this long are gathered from L1
 
 inline int64_t channel_block(int64_t channels, int64_t row_floats) {
   const int64_t fit = kRowBlockBytes / std::max<int64_t>(1, row_floats * 4);
@@ -86,8 +86,10 @@ inline void store_rows(const __m512 r[16], int64_t rows, float* dst, int64_t str
     for (int k = 0; k < 16; ++k) _mm512_storeu_ps(dst + k * stride, r[k]);
   } else {
     for (int64_t k = 0; k < rows; ++k) {
-      if (stream) _mm512_stream_ps(dst + k * stride, r[k]);
-      else _mm512_storeu_ps(dst + k * stride, r[k]);
+      if (stream)
+        _mm512_stream_ps(dst + k * stride, r[k]);
+      else
+        _mm512_storeu_ps(dst + k * stride, r[k]);
     }
   }
 }

@@ -29,8 +29,8 @@ using ScratchAllocator = std::function<float*(size_t floats)>;
 
 /// Naive reference. Indices must already be validated.
 template <typename Index>
-void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
-                       int64_t m, float* out);
+void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
+                       float* out);
 /// Optimised: OpenMP over (b, c) rows; with M >= N, rows longer than L1 and >= 12 channels, a
 /// point-major copy of the features and 16x16 register transposes (gather_kernels.h).
 template <typename Index>

@@ -4,8 +4,8 @@ namespace pointrt {
 namespace pointnet2 {
 
 template <typename Index>
-void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
-                       int64_t m, float* out) {
+void gather_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
+                       float* out) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t j = 0; j < m; ++j)

@@ -15,8 +15,8 @@ namespace pointnet2 {
 
 /// Naive reference (four loops). Indices must already be validated.
 template <typename Index>
-void group_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n,
-                      int64_t m, int64_t s, float* out);
+void group_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
+                      int64_t s, float* out);
 /// Optimised: gather_points over the M*S indices of each batch.
 template <typename Index>
 void group_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,

@@ -41,7 +41,8 @@ TensorShapeProto_Dimension input_dim(InferenceContext& ctx, size_t input, int ra
   return s.dim(axis);
 }
 
-void set_output(InferenceContext& ctx, size_t output, int32_t elem_type, const std::vector<TensorShapeProto_Dimension>& dims) {
+void set_output(InferenceContext& ctx, size_t output, int32_t elem_type,
+                const std::vector<TensorShapeProto_Dimension>& dims) {
   if (output >= ctx.getNumOutputs()) return;
   onnx::updateOutputElemType(ctx, output, elem_type);
   TensorShapeProto* shape = onnx::getOutputShape(ctx, output);
@@ -68,18 +69,18 @@ OpSchema base(const char* name, const char* doc) {
 std::vector<OpSchema> schemas() {
   std::vector<OpSchema> list;
 
-  list.push_back(std::move(base("FurthestPointSample",
-                                "Furthest point sampling (pointnet2_ops); see docs/operators-pointnet2.md.")
-                               .Input(0, "xyz", "[B, N, 3]", "T")
-                               .Output(0, "idx", "[B, npoint] int32", "tensor(int32)")
-                               .Attr("npoint", "number of samples, >= 1", AttributeProto::INT, true)
-                               .Attr("ignore_origin", "1: points with |p|^2 <= 1e-3 are not sampled", AttributeProto::INT,
-                                     static_cast<int64_t>(0))
-                               .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 int64_t npoint = required_int(ctx, "npoint");
-                                 if (npoint < 1) fail_shape_inference("npoint must be >= 1, got ", npoint);
-                                 set_output(ctx, 0, TensorProto::INT32, {input_dim(ctx, 0, 3, 0, 3), fixed(npoint)});
-                               })));
+  list.push_back(
+      std::move(base("FurthestPointSample", "Furthest point sampling (pointnet2_ops); see docs/operators-pointnet2.md.")
+                    .Input(0, "xyz", "[B, N, 3]", "T")
+                    .Output(0, "idx", "[B, npoint] int32", "tensor(int32)")
+                    .Attr("npoint", "number of samples, >= 1", AttributeProto::INT, true)
+                    .Attr("ignore_origin", "1: points with |p|^2 <= 1e-3 are not sampled", AttributeProto::INT,
+                          static_cast<int64_t>(0))
+                    .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+                      int64_t npoint = required_int(ctx, "npoint");
+                      if (npoint < 1) fail_shape_inference("npoint must be >= 1, got ", npoint);
+                      set_output(ctx, 0, TensorProto::INT32, {input_dim(ctx, 0, 3, 0, 3), fixed(npoint)});
+                    })));
 
   list.push_back(std::move(base("GatherPoints", "out[b, c, m] = features[b, c, idx[b, m]]")
                                .Input(0, "features", "[B, C, N]", "T")
@@ -93,20 +94,21 @@ std::vector<OpSchema> schemas() {
                                  set_output(ctx, 0, TensorProto::FLOAT, {b, c, m});
                                })));
 
-  list.push_back(std::move(base("BallQuery", "The first nsample points within radius of each centre, in point order.")
-                               .Input(0, "xyz", "[B, N, 3] points", "T")
-                               .Input(1, "new_xyz", "[B, M, 3] centres", "T")
-                               .Output(0, "idx", "[B, M, nsample] int32", "tensor(int32)")
-                               .Attr("radius", "ball radius, > 0", AttributeProto::FLOAT, true)
-                               .Attr("nsample", "samples per ball, >= 1", AttributeProto::INT, true)
-                               .Attr("min_radius", "inner radius (d2 >= min_radius^2), default 0", AttributeProto::FLOAT, 0.0f)
-                               .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 int64_t nsample = required_int(ctx, "nsample");
-                                 if (nsample < 1) fail_shape_inference("nsample must be >= 1, got ", nsample);
-                                 input_dim(ctx, 0, 3, 0, 3);
-                                 set_output(ctx, 0, TensorProto::INT32,
-                                            {input_dim(ctx, 1, 3, 0, 3), input_dim(ctx, 1, 3, 1, 3), fixed(nsample)});
-                               })));
+  list.push_back(
+      std::move(base("BallQuery", "The first nsample points within radius of each centre, in point order.")
+                    .Input(0, "xyz", "[B, N, 3] points", "T")
+                    .Input(1, "new_xyz", "[B, M, 3] centres", "T")
+                    .Output(0, "idx", "[B, M, nsample] int32", "tensor(int32)")
+                    .Attr("radius", "ball radius, > 0", AttributeProto::FLOAT, true)
+                    .Attr("nsample", "samples per ball, >= 1", AttributeProto::INT, true)
+                    .Attr("min_radius", "inner radius (d2 >= min_radius^2), default 0", AttributeProto::FLOAT, 0.0f)
+                    .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+                      int64_t nsample = required_int(ctx, "nsample");
+                      if (nsample < 1) fail_shape_inference("nsample must be >= 1, got ", nsample);
+                      input_dim(ctx, 0, 3, 0, 3);
+                      set_output(ctx, 0, TensorProto::INT32,
+                                 {input_dim(ctx, 1, 3, 0, 3), input_dim(ctx, 1, 3, 1, 3), fixed(nsample)});
+                    })));
 
   list.push_back(std::move(base("GroupPoints", "out[b, c, m, s] = features[b, c, idx[b, m, s]]")
                                .Input(0, "features", "[B, C, N]", "T")
@@ -119,30 +121,32 @@ std::vector<OpSchema> schemas() {
                                  set_output(ctx, 0, TensorProto::FLOAT, {b, c, m, s});
                                })));
 
-  list.push_back(std::move(base("ThreeNN", "The three nearest known points of each query: Euclidean distance and index.")
-                               .Input(0, "unknown", "[B, n, 3] queries", "T")
-                               .Input(1, "known", "[B, m, 3]", "T")
-                               .Output(0, "dist", "[B, n, 3]", "T")
-                               .Output(1, "idx", "[B, n, 3] int32", "tensor(int32)")
-                               .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 input_dim(ctx, 1, 3, 0, 3);
-                                 auto b = input_dim(ctx, 0, 3, 0, 3), n = input_dim(ctx, 0, 3, 1, 3);
-                                 set_output(ctx, 0, TensorProto::FLOAT, {b, n, fixed(3)});
-                                 set_output(ctx, 1, TensorProto::INT32, {b, n, fixed(3)});
-                               })));
+  list.push_back(
+      std::move(base("ThreeNN", "The three nearest known points of each query: Euclidean distance and index.")
+                    .Input(0, "unknown", "[B, n, 3] queries", "T")
+                    .Input(1, "known", "[B, m, 3]", "T")
+                    .Output(0, "dist", "[B, n, 3]", "T")
+                    .Output(1, "idx", "[B, n, 3] int32", "tensor(int32)")
+                    .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+                      input_dim(ctx, 1, 3, 0, 3);
+                      auto b = input_dim(ctx, 0, 3, 0, 3), n = input_dim(ctx, 0, 3, 1, 3);
+                      set_output(ctx, 0, TensorProto::FLOAT, {b, n, fixed(3)});
+                      set_output(ctx, 1, TensorProto::INT32, {b, n, fixed(3)});
+                    })));
 
-  list.push_back(std::move(base("ThreeInterpolate", "out[b, c, i] = sum_j weight[b, i, j] * features[b, c, idx[b, i, j]]")
-                               .Input(0, "features", "[B, C, m]", "T")
-                               .Input(1, "idx", "[B, n, 3]", "I")
-                               .Input(2, "weight", "[B, n, 3]", "T")
-                               .Output(0, "out", "[B, C, n]", "T")
-                               .TypeConstraint("I", kIndexTypes, "indices")
-                               .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 auto b = input_dim(ctx, 0, 3, 0), c = input_dim(ctx, 0, 3, 1);
-                                 input_dim(ctx, 2, 3, 0, 3);
-                                 auto n = input_dim(ctx, 1, 3, 1, 3);
-                                 set_output(ctx, 0, TensorProto::FLOAT, {b, c, n});
-                               })));
+  list.push_back(
+      std::move(base("ThreeInterpolate", "out[b, c, i] = sum_j weight[b, i, j] * features[b, c, idx[b, i, j]]")
+                    .Input(0, "features", "[B, C, m]", "T")
+                    .Input(1, "idx", "[B, n, 3]", "I")
+                    .Input(2, "weight", "[B, n, 3]", "T")
+                    .Output(0, "out", "[B, C, n]", "T")
+                    .TypeConstraint("I", kIndexTypes, "indices")
+                    .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+                      auto b = input_dim(ctx, 0, 3, 0), c = input_dim(ctx, 0, 3, 1);
+                      input_dim(ctx, 2, 3, 0, 3);
+                      auto n = input_dim(ctx, 1, 3, 1, 3);
+                      set_output(ctx, 0, TensorProto::FLOAT, {b, c, n});
+                    })));
 
   list.push_back(std::move(base("KNN", "The k nearest points of each query, ascending by squared distance.")
                                .Input(0, "xyz", "[B, N, 3] points", "T")
@@ -155,7 +159,8 @@ std::vector<OpSchema> schemas() {
                                  if (k < 1) fail_shape_inference("k must be >= 1, got ", k);
                                  auto n = input_dim(ctx, 0, 3, 1, 3);
                                  if (n.has_dim_value() && k > n.dim_value())
-                                   fail_shape_inference("k = ", k, " is larger than the number of points N = ", n.dim_value());
+                                   fail_shape_inference("k = ", k,
+                                                        " is larger than the number of points N = ", n.dim_value());
                                  auto b = input_dim(ctx, 1, 3, 0, 3), m = input_dim(ctx, 1, 3, 1, 3);
                                  set_output(ctx, 0, TensorProto::INT32, {b, m, fixed(k)});
                                  set_output(ctx, 1, TensorProto::FLOAT, {b, m, fixed(k)});

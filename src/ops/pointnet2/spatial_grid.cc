@@ -49,8 +49,10 @@ double cell_size_for_cell_count(const PointBounds& b, double target_cells) {
   if (cells_for(b, lo) <= target_cells) return lo;
   for (int it = 0; it < 60; ++it) {
     double mid = std::sqrt(lo * hi);
-    if (cells_for(b, mid) <= target_cells) hi = mid;
-    else lo = mid;
+    if (cells_for(b, mid) <= target_cells)
+      hi = mid;
+    else
+      lo = mid;
   }
   return hi;
 }
@@ -115,7 +117,10 @@ void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& 
   int64_t inserted = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float* p = xyz + 3 * i;
-    if (!is_finite_point(p)) { cell_of[i] = -1; continue; }
+    if (!is_finite_point(p)) {
+      cell_of[i] = -1;
+      continue;
+    }
     int64_t c = g.cell_id(g.coord(p[0], 0), g.coord(p[1], 1), g.coord(p[2], 2));
     cell_of[i] = static_cast<int32_t>(c);
     ++g.cell_start[c + 1];

@@ -58,7 +58,9 @@ std::unique_ptr<OpKernel> furthest_point_sample_kernel(const KernelInit& init) {
   return make_function_kernel([attrs, names](KernelContext& ctx) {
     const Tensor& xyz = ctx.input(0);
     const int64_t n = check_point_cloud(xyz, ctx.where(), names[0]);
-    if (n == 0) fail(ctx.where(), ": input ", names[0], " has no points (shape ", shape_to_string(xyz.shape()), "); N = 0 is an error");
+    if (n == 0)
+      fail(ctx.where(), ": input ", names[0], " has no points (shape ", shape_to_string(xyz.shape()),
+           "); N = 0 is an error");
     Tensor& idx = ctx.output(0, DType::kInt32, {xyz.dim(0), attrs.npoint});
     furthest_point_sample(xyz.data_as<float>(), xyz.dim(0), n, attrs, idx.data_as<int32_t>());
   });
@@ -124,7 +126,9 @@ std::unique_ptr<OpKernel> three_nn_kernel(const KernelInit& init) {
     const Tensor& known = ctx.input(1);
     const int64_t n = check_point_cloud(unknown, ctx.where(), names[0]);
     const int64_t m = check_point_cloud(known, ctx.where(), names[1], unknown.dim(0));
-    if (m == 0) fail(ctx.where(), ": input ", names[1], " has no points (shape ", shape_to_string(known.shape()), "); m = 0 is an error");
+    if (m == 0)
+      fail(ctx.where(), ": input ", names[1], " has no points (shape ", shape_to_string(known.shape()),
+           "); m = 0 is an error");
     const Shape shape = {unknown.dim(0), n, 3};
     Tensor& dist = ctx.output(0, DType::kFloat32, shape);
     Tensor scratch;
@@ -143,7 +147,8 @@ std::unique_ptr<OpKernel> three_interpolate_kernel(const KernelInit& init) {
     check_float_rank(features, ctx.where(), names[0], 3);
     const int64_t batch = features.dim(0), channels = features.dim(1), m = features.dim(2);
     check_index_rank(idx, ctx.where(), names[1], 3, batch);
-    if (idx.dim(2) != 3) fail(ctx.where(), ": input ", names[1], " must be [B, n, 3], got shape ", shape_to_string(idx.shape()));
+    if (idx.dim(2) != 3)
+      fail(ctx.where(), ": input ", names[1], " must be [B, n, 3], got shape ", shape_to_string(idx.shape()));
     check_float_rank(weight, ctx.where(), names[2], 3, batch);
     if (weight.shape() != idx.shape())
       fail(ctx.where(), ": input ", names[2], " must have the shape of ", names[1], " ", shape_to_string(idx.shape()),
@@ -169,8 +174,8 @@ std::unique_ptr<OpKernel> knn_kernel(const KernelInit& init) {
     const int64_t n = check_point_cloud(xyz, ctx.where(), names[0]);
     const int64_t m = check_point_cloud(queries, ctx.where(), names[1], xyz.dim(0));
     if (attrs.k > n)
-      fail(ctx.where(), ": attribute 'k' = ", attrs.k, " is larger than the number of points N = ", n, " of input ", names[0],
-           " (shape ", shape_to_string(xyz.shape()), ")");
+      fail(ctx.where(), ": attribute 'k' = ", attrs.k, " is larger than the number of points N = ", n, " of input ",
+           names[0], " (shape ", shape_to_string(xyz.shape()), ")");
     const Shape shape = {xyz.dim(0), m, attrs.k};
     Tensor& idx = ctx.output(0, DType::kInt32, shape);
     Tensor scratch;
@@ -189,10 +194,12 @@ void register_pointnet2(OpTable& t) {
   t.add({dom, "FurthestPointSample", 1, 1, kFloat32Only, furthest_point_sample_kernel,
          "float32 xyz; ignore_origin as pointnet2_ops/PVN3D", 0});
   t.add({dom, "GatherPoints", 1, 1, kFloat32Only, gather_points_kernel, "float32 features, int32/int64 idx", 0});
-  t.add({dom, "BallQuery", 1, 1, kFloat32Only, ball_query_kernel, "float32; grid search, first nsample hits in point order", 0});
+  t.add({dom, "BallQuery", 1, 1, kFloat32Only, ball_query_kernel,
+         "float32; grid search, first nsample hits in point order", 0});
   t.add({dom, "GroupPoints", 1, 1, kFloat32Only, group_points_kernel, "float32 features, int32/int64 idx", 0});
   t.add({dom, "ThreeNN", 1, 1, kFloat32Only, three_nn_kernel, "float32; grid search; dist is sqrt(d2)", 0});
-  t.add({dom, "ThreeInterpolate", 1, 1, kFloat32Only, three_interpolate_kernel, "float32 features/weight, int32/int64 idx", 0});
+  t.add({dom, "ThreeInterpolate", 1, 1, kFloat32Only, three_interpolate_kernel,
+         "float32 features/weight, int32/int64 idx", 0});
   t.add({dom, "KNN", 1, 1, kFloat32Only, knn_kernel, "float32; grid search, ties by lower index", 0});
 }
 

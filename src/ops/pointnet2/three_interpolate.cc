@@ -133,8 +133,10 @@ void three_interpolate(const float* features, const Index* idx, const float* wei
           __m512 bb = _mm512_mul_ps(_mm512_load_ps(w1 + i), _mm512_i32gather_ps(_mm512_load_si512(i1 + i), f, 4));
           __m512 cc = _mm512_mul_ps(_mm512_load_ps(w2 + i), _mm512_i32gather_ps(_mm512_load_si512(i2 + i), f, 4));
           __m512 v = _mm512_add_ps(_mm512_add_ps(a, bb), cc);
-          if (stream && (reinterpret_cast<uintptr_t>(dst + i) & 63) == 0) _mm512_stream_ps(dst + i, v);
-          else _mm512_storeu_ps(dst + i, v);
+          if (stream && (reinterpret_cast<uintptr_t>(dst + i) & 63) == 0)
+            _mm512_stream_ps(dst + i, v);
+          else
+            _mm512_storeu_ps(dst + i, v);
         }
 #endif
         for (; i < len; ++i) dst[i] = three_interpolate_one(f[i0[i]], f[i1[i]], f[i2[i]], w0[i], w1[i], w2[i]);
@@ -144,10 +146,10 @@ void three_interpolate(const float* features, const Index* idx, const float* wei
   }
 }
 
-template void three_interpolate<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
-                                         const ScratchAllocator&);
-template void three_interpolate<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
-                                         const ScratchAllocator&);
+template void three_interpolate<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t, int64_t,
+                                         float*, const ScratchAllocator&);
+template void three_interpolate<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t,
+                                         float*, const ScratchAllocator&);
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -17,8 +17,10 @@ void three_interpolate_ref(const float* features, const Index* idx, const float*
     }
 }
 
-template void three_interpolate_ref<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*);
-template void three_interpolate_ref<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*);
+template void three_interpolate_ref<int32_t>(const float*, const int32_t*, const float*, int64_t, int64_t, int64_t,
+                                             int64_t, float*);
+template void three_interpolate_ref<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t,
+                                             int64_t, float*);
 
 }  // namespace pointnet2
 }  // namespace pointrt

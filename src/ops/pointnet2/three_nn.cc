@@ -46,8 +46,7 @@ void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n
           g, query,
           [&](int32_t begin, int32_t end) {
             scan_candidates(
-                g, begin, end, qx, qy, qz,
-                [&] { return count < 3 ? std::numeric_limits<float>::max() : d2s[2]; },
+                g, begin, end, qx, qy, qz, [&] { return count < 3 ? std::numeric_limits<float>::max() : d2s[2]; },
                 [&](float d, int32_t i) { three_nn_insert(d, i, d2s, ids, count); });
           },
           [&](double bound2) { return count == 3 && static_cast<double>(d2s[2]) < bound2; });

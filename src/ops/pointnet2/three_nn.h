@@ -27,7 +27,8 @@ POINTNET2_HD inline void three_nn_insert(float d, int32_t i, float* d2s, int32_t
 }
 
 /// Write one query's result: sqrt of the kept d2, missing slots as (1e20, 0).
-POINTNET2_HD inline void three_nn_finish(const float* d2s, const int32_t* ids, int64_t count, float* dist, int32_t* idx) {
+POINTNET2_HD inline void three_nn_finish(const float* d2s, const int32_t* ids, int64_t count, float* dist,
+                                         int32_t* idx) {
   for (int64_t s = 0; s < 3; ++s) {
     dist[s] = s < count ? std::sqrt(d2s[s]) : kThreeNNMissingDistance;
     idx[s] = s < count ? ids[s] : 0;
@@ -38,8 +39,7 @@ POINTNET2_HD inline void three_nn_finish(const float* d2s, const int32_t* ids, i
 void three_nn_ref(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist,
                   int32_t* idx);
 /// Optimised: grid per batch over the known points, ring search per query; OpenMP over queries.
-void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist,
-              int32_t* idx);
+void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist, int32_t* idx);
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -16,14 +16,20 @@ void three_nn_ref(const float* unknown, const float* known, int64_t batch, int64
         float d = squared_distance(u, known + (b * m + k) * 3);
         int32_t i = static_cast<int32_t>(k);
         if (d < best1) {
-          best3 = best2; besti3 = besti2;
-          best2 = best1; besti2 = besti1;
-          best1 = d; besti1 = i;
+          best3 = best2;
+          besti3 = besti2;
+          best2 = best1;
+          besti2 = besti1;
+          best1 = d;
+          besti1 = i;
         } else if (d < best2) {
-          best3 = best2; besti3 = besti2;
-          best2 = d; besti2 = i;
+          best3 = best2;
+          besti3 = besti2;
+          best2 = d;
+          besti2 = i;
         } else if (d < best3) {
-          best3 = d; besti3 = i;
+          best3 = d;
+          besti3 = i;
         }
       }
       const float best[3] = {best1, best2, best3};

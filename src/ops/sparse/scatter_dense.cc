@@ -69,11 +69,12 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
   for (int c = 0; c < 4; ++c) {
     const ColumnStats& s = st[c];
     if (!s.bad) continue;
-    std::string range = c == 0 ? str_cat("batch_size ", a.batch_size)
-                               : str_cat("spatial_shape[", c - 1, "] = ", limit[c]);
+    std::string range =
+        c == 0 ? str_cat("batch_size ", a.batch_size) : str_cat("spatial_shape[", c - 1, "] = ", limit[c]);
     msg += str_cat(" column ", c, " (", kColumn[c], ") = ", s.first_bad_value, " at row ", s.first_bad_row,
                    " is outside [0, ", limit[c], ") of ", range, " (");
-    if (s.max >= limit[c]) msg += str_cat("max ", s.max, " exceeds the last valid index ", limit[c] - 1, " by ", s.max - limit[c] + 1);
+    if (s.max >= limit[c])
+      msg += str_cat("max ", s.max, " exceeds the last valid index ", limit[c] - 1, " by ", s.max - limit[c] + 1);
     if (s.max >= limit[c] && s.min < 0) msg += ", ";
     if (s.min < 0) msg += str_cat("min ", s.min, " is below 0 by ", -s.min);
     msg += str_cat("; ", s.bad, " of ", n, " rows);");
@@ -85,11 +86,13 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
   bool spatial_bad = st[1].bad || st[2].bad || st[3].bad;
   bool spatial_nonneg = st[1].min >= 0 && st[2].min >= 0 && st[3].min >= 0;
   if (all_minus_one_rows > 0)
-    hints.push_back(str_cat(all_minus_one_rows, " rows are all -1: they look like the unused tail of a fixed-size voxel "
+    hints.push_back(str_cat(all_minus_one_rows,
+                            " rows are all -1: they look like the unused tail of a fixed-size voxel "
                             "buffer; pass only the first num_voxels rows (the count the voxelizer reports)"));
   else if (spatial_bad && !spatial_nonneg)
-    hints.push_back("negative spatial indices: the coordinates were computed from points outside point_cloud_range or "
-                    "with a different range origin than the voxelizer's");
+    hints.push_back(
+        "negative spatial indices: the coordinates were computed from points outside point_cloud_range or "
+        "with a different range origin than the voxelizer's");
   const bool all_nonneg = spatial_nonneg && st[0].min >= 0;
   // Does a reordering of the columns fit? The (batch, x, y, z) <-> (batch, z, y, x) swap first.
   std::vector<std::array<int, 4>> candidates = {{0, 3, 2, 1}};
@@ -103,21 +106,25 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
     for (const auto& perm : candidates) {
       bool fits = true;
       for (int d = 0; d < 4; ++d) fits = fits && st[perm[d]].max < limit[d];
-      if (fits) { fitting = &perm; break; }
+      if (fits) {
+        fitting = &perm;
+        break;
+      }
     }
   if (fitting && *fitting == candidates[0]) {
-    hints.push_back(str_cat("the spatial columns look reversed: the values fit [", a.spatial[2], ", ", a.spatial[1], ", ",
-                            a.spatial[0], "], i.e. the indices are (batch, x, y, z) but spatial_shape ",
-                            shape3_text(a.spatial), " is in (z, y, x) order (or the other way round); reorder the "
+    hints.push_back(str_cat("the spatial columns look reversed: the values fit [", a.spatial[2], ", ", a.spatial[1],
+                            ", ", a.spatial[0], "], i.e. the indices are (batch, x, y, z) but spatial_shape ",
+                            shape3_text(a.spatial),
+                            " is in (z, y, x) order (or the other way round); reorder the "
                             "columns to the order of spatial_shape (CenterPoint-style models use (batch, z, y, x); "
                             "NVIDIA's scn.onnx 'format' attribute names the order)"));
   } else if (fitting) {
     const auto& f = *fitting;
-    hints.push_back(str_cat("the columns look permuted: every row fits when read as (column ", f[0], ", column ", f[1],
-                            ", column ", f[2], ", column ", f[3], ")",
-                            f[0] != 0 ? str_cat("; the batch index seems to be in column ", f[0],
-                                                " but rows must be (batch, i0, i1, i2)")
-                                      : std::string()));
+    hints.push_back(str_cat(
+        "the columns look permuted: every row fits when read as (column ", f[0], ", column ", f[1], ", column ", f[2],
+        ", column ", f[3], ")",
+        f[0] != 0 ? str_cat("; the batch index seems to be in column ", f[0], " but rows must be (batch, i0, i1, i2)")
+                  : std::string()));
   } else {
     if (spatial_bad && spatial_nonneg) {
       Shape3 need{st[1].max + 1, st[2].max + 1, st[3].max + 1};
@@ -138,11 +145,13 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
                                 ": a grid computed with floor instead of round, or the extra z layer of "
                                 "mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])"));
       else
-      hints.push_back(str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
-                              shape3_text(a.spatial), " (x", ratio, " per axis): either they come from a finer grid (e.g. "
-                              "the voxelizer's coords fed to a ScatterDense that follows stride-2 convolutions; use "
-                              "the out_indices of the last SparseConv) or spatial_shape does not match the voxelizer's "
-                              "grid round((max - min) / voxel_size) per axis, in the order of the indices"));
+        hints.push_back(
+            str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
+                    shape3_text(a.spatial), " (x", ratio,
+                    " per axis): either they come from a finer grid (e.g. "
+                    "the voxelizer's coords fed to a ScatterDense that follows stride-2 convolutions; use "
+                    "the out_indices of the last SparseConv) or spatial_shape does not match the voxelizer's "
+                    "grid round((max - min) / voxel_size) per axis, in the order of the indices"));
     }
     if (st[0].bad && st[0].min >= 0)
       hints.push_back(str_cat("batch indices go up to ", st[0].max, " but batch_size is ", a.batch_size,
@@ -207,17 +216,20 @@ void scatter(const Tensor& features, const T* idx, int64_t n, int64_t channels, 
 class ScatterDenseKernel : public OpKernel {
  public:
   explicit ScatterDenseKernel(const KernelInit& init)
-      : a_(parse_scatter_dense_attrs(init.attrs(), init.where())), where_(init.where()),
-        features_text_(input_text(init, 0)), indices_text_(input_text(init, 1)) {}
+      : a_(parse_scatter_dense_attrs(init.attrs(), init.where())),
+        where_(init.where()),
+        features_text_(input_text(init, 0)),
+        indices_text_(input_text(init, 1)) {}
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& idx = ctx.input(1);
     if (x.dtype() != DType::kFloat32 || x.rank() != 2)
-      fail(where_, ": ", features_text_, " must be float32 [N, C], got ", dtype_name(x.dtype()), " ", shape_to_string(x.shape()));
+      fail(where_, ": ", features_text_, " must be float32 [N, C], got ", dtype_name(x.dtype()), " ",
+           shape_to_string(x.shape()));
     if ((idx.dtype() != DType::kInt32 && idx.dtype() != DType::kInt64) || idx.rank() != 2 || idx.dim(1) != 4)
-      fail(where_, ": ", indices_text_, " must be int32 or int64 [N, 4] (batch, i0, i1, i2), got ", dtype_name(idx.dtype()),
-           " ", shape_to_string(idx.shape()));
+      fail(where_, ": ", indices_text_, " must be int32 or int64 [N, 4] (batch, i0, i1, i2), got ",
+           dtype_name(idx.dtype()), " ", shape_to_string(idx.shape()));
     if (idx.dim(0) != x.dim(0))
       fail(where_, ": ", indices_text_, " has ", idx.dim(0), " rows but ", features_text_, " has ", x.dim(0));
     const int64_t n = x.dim(0), c = x.dim(1);
@@ -226,9 +238,12 @@ class ScatterDenseKernel : public OpKernel {
     float* out = y.data_as<float>();
     const int64_t total = y.numel();
 #pragma omp parallel for schedule(static) if (total > (1 << 18))
-    for (int64_t i = 0; i < total; i += 4096) std::memset(out + i, 0, sizeof(float) * std::min<int64_t>(4096, total - i));
-    if (idx.dtype() == DType::kInt32) scatter(x, idx.data_as<int32_t>(), n, c, a_, out, where_, indices_text_);
-    else scatter(x, idx.data_as<int64_t>(), n, c, a_, out, where_, indices_text_);
+    for (int64_t i = 0; i < total; i += 4096)
+      std::memset(out + i, 0, sizeof(float) * std::min<int64_t>(4096, total - i));
+    if (idx.dtype() == DType::kInt32)
+      scatter(x, idx.data_as<int32_t>(), n, c, a_, out, where_, indices_text_);
+    else
+      scatter(x, idx.data_as<int64_t>(), n, c, a_, out, where_, indices_text_);
   }
 
  private:

@@ -27,7 +27,8 @@ class ScatterDenseReferenceKernel : public OpKernel {
         s[k] = idx.dtype() == DType::kInt32 ? idx.data_as<int32_t>()[4 * r + k] : idx.data_as<int64_t>()[4 * r + k];
       if (!seen.insert(s).second) fail(where_, ": duplicate site at row ", r);
       for (int64_t ch = 0; ch < c; ++ch)
-        out[(((s[0] * c + ch) * a_.spatial[0] + s[1]) * a_.spatial[1] + s[2]) * a_.spatial[2] + s[3]] = x.data_as<float>()[r * c + ch];
+        out[(((s[0] * c + ch) * a_.spatial[0] + s[1]) * a_.spatial[1] + s[2]) * a_.spatial[2] + s[3]] =
+            x.data_as<float>()[r * c + ch];
     }
   }
 

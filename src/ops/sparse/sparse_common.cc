@@ -57,7 +57,8 @@ void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSour
     int64_t v = static_cast<int64_t>(p[c + 1]);
     if (v < 0 || v >= s[c])
       fail(src_info.where, ": ", src_info.input_text, " row ", bad_row, " column ", c + 1, " (", column_name(c + 1),
-           ") = ", v, " is outside the valid range [0, ", s[c], ") of ", src_info.shape_attr, " ", shape3_text(s), hint);
+           ") = ", v, " is outside the valid range [0, ", s[c], ") of ", src_info.shape_attr, " ", shape3_text(s),
+           hint);
   }
 }
 }  // namespace

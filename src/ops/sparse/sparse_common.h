@@ -46,9 +46,12 @@ inline uint64_t site_key(int64_t b, int64_t i0, int64_t i1, int64_t i2, const Sh
 inline uint64_t site_key(const int32_t* r, const Shape3& s) { return site_key(r[0], r[1], r[2], r[3], s); }
 inline void key_to_site(uint64_t key, const Shape3& s, int32_t* out) {
   int64_t k = static_cast<int64_t>(key);
-  out[3] = static_cast<int32_t>(k % s[2]); k /= s[2];
-  out[2] = static_cast<int32_t>(k % s[1]); k /= s[1];
-  out[1] = static_cast<int32_t>(k % s[0]); k /= s[0];
+  out[3] = static_cast<int32_t>(k % s[2]);
+  k /= s[2];
+  out[2] = static_cast<int32_t>(k % s[1]);
+  k /= s[1];
+  out[1] = static_cast<int32_t>(k % s[0]);
+  k /= s[0];
   out[0] = static_cast<int32_t>(k);
 }
 

@@ -2,9 +2,9 @@
 // builder as fallback) -> gather / GEMM / scatter-add.
 #include "ops/sparse/sparse_conv.h"
 
-#include <oneapi/dnnl/dnnl.h>
 #include <immintrin.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,7 +36,10 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
   if (subm + transposed + inverse > 1)
     fail(where, ": at most one of subm, transposed, inverse may be set (got subm=", subm, ", transposed=", transposed,
          ", inverse=", inverse, ")");
-  s.kind = subm ? ConvKind::kSubm : transposed ? ConvKind::kTransposed : inverse ? ConvKind::kInverse : ConvKind::kRegular;
+  s.kind = subm         ? ConvKind::kSubm
+           : transposed ? ConvKind::kTransposed
+           : inverse    ? ConvKind::kInverse
+                        : ConvKind::kRegular;
   s.rulebook = a.get_string("rulebook", "");
   s.act = parse_activation(a.get_string("activation", "None"), where);
   s.alpha = a.get_float("alpha", 0.01f);
@@ -46,7 +49,8 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
     if (s.dilation[d] < 1) fail(where, ": dilation ", shape3_text(s.dilation), " must be >= 1 on every axis");
     if (s.padding[d] < 0) fail(where, ": padding ", shape3_text(s.padding), " must be >= 0 on every axis");
     if (s.output_padding[d] < 0) fail(where, ": output_padding ", shape3_text(s.output_padding), " must be >= 0");
-    if (s.in_shape[d] < 1) fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " must be >= 1 on every axis");
+    if (s.in_shape[d] < 1)
+      fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " must be >= 1 on every axis");
     if (s.in_shape[d] > (1 << 24)) fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " is too large");
   }
   switch (s.kind) {
@@ -128,14 +132,14 @@ namespace {
 template <typename ForEachCandidate>
 std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachCandidate&& for_each_candidate) {
   std::vector<uint64_t> sorted;
-  const bool use_bitmap = key_space <= (uint64_t(1) << 34) && key_space / 64 <= static_cast<uint64_t>(std::max<int64_t>(n, 1024)) * 64;
+  const bool use_bitmap =
+      key_space <= (uint64_t(1) << 34) && key_space / 64 <= static_cast<uint64_t>(std::max<int64_t>(n, 1024)) * 64;
   if (use_bitmap) {
     std::vector<uint64_t> bits((key_space + 63) / 64, 0);
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (int64_t q = 0; q < n; ++q)
-      for_each_candidate(q, [&](uint64_t key) {
-        __atomic_fetch_or(&bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED);
-      });
+      for_each_candidate(
+          q, [&](uint64_t key) { __atomic_fetch_or(&bits[key >> 6], uint64_t(1) << (key & 63), __ATOMIC_RELAXED); });
     const size_t words = bits.size();
     std::vector<int64_t> rank(words + 1);
     int64_t total = 0;
@@ -225,7 +229,7 @@ void reject_duplicates(const std::vector<uint64_t>& sorted_keys, const Sites& in
                        const IndexSource& src) {
   for (size_t i = 1; i < sorted_keys.size(); ++i)
     if (sorted_keys[i] == sorted_keys[i - 1]) {
-      build_site_map(in, shape, src);  // throws
+      build_site_map(in, shape, src);                                  // throws
       fail(src.where, ": ", src.input_text, " has a duplicate site");  // not reached
     }
 }
@@ -414,8 +418,8 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
 // Input-coordinate tables for regular / transposed convolutions: fwd[d][c * k + a] is the output
 // coordinate input coordinate c reaches through tap a, or -1.
 void forward_tap_tables(const SparseConvAttrs& attrs, std::vector<int32_t> fwd[3]) {
-  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
-               &pad = attrs.padding, &dil = attrs.dilation;
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride, &pad = attrs.padding,
+               &dil = attrs.dilation;
   const bool transposed = attrs.kind == ConvKind::kTransposed;
   for (int d = 0; d < 3; ++d) {
     fwd[d].assign(static_cast<size_t>(is[d] * k[d]), -1);
@@ -445,8 +449,8 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
   const SparseConvAttrs& attrs = rb.attrs;
   const Sites& in = rb.in_sites;
   const int64_t n = in.count;
-  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride,
-               &pad = attrs.padding, &dil = attrs.dilation;
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride, &pad = attrs.padding,
+               &dil = attrs.dilation;
   const int64_t volume = attrs.kernel_volume();
   PairLists& pl = rb.pairs;
 
@@ -751,7 +755,8 @@ void apply_pairs(const PairLists& pl, const float* x, int64_t cin, const float* 
   if (rows == 0 || cout == 0) return;
   const int64_t identity = pl.identity_offset;
   // Blocks of output rows; each thread owns its blocks, so the scatter-add needs no atomics.
-  const int64_t block = std::max<int64_t>(256, std::min<int64_t>(4096, rows / (8 * std::max(1, omp_get_max_threads())) + 1));
+  const int64_t block =
+      std::max<int64_t>(256, std::min<int64_t>(4096, rows / (8 * std::max(1, omp_get_max_threads())) + 1));
   const int64_t blocks = (rows + block - 1) / block;
 #pragma omp parallel if (blocks > 1)
   {
@@ -869,8 +874,8 @@ class SparseConvKernel : public OpKernel {
                shape3_text(rb->attrs.in_shape), ")");
         if (rb->in_sites.count != n ||
             (n > 0 && std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
-          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
-               " but its ", indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
+          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name, " but its ",
+               indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
       } else {
         auto built = timed_rulebook(ctx, std::move(sites), src);
         built->attrs.node_name = where_;
@@ -890,7 +895,8 @@ class SparseConvKernel : public OpKernel {
       if (!entry) {
         auto t0 = std::chrono::steady_clock::now();
         entry = std::make_shared<PairLists>(reverse_pairs(rb->pairs, rb->in_sites.count));
-        ctx.record_phase("rulebook", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ctx.record_phase("rulebook",
+                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       }
       reversed = std::static_pointer_cast<const PairLists>(entry);
       pairs = reversed.get();
@@ -911,7 +917,8 @@ class SparseConvKernel : public OpKernel {
   std::shared_ptr<Rulebook> timed_rulebook(KernelContext& ctx, Sites sites, const IndexSource& src) const {
     auto t0 = std::chrono::steady_clock::now();
     auto built = build_rulebook(attrs_, std::move(sites), src);
-    ctx.record_phase("rulebook", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ctx.record_phase("rulebook",
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     return built;
   }
 

@@ -66,7 +66,7 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& attrs, const std::stri
 struct PairLists {
   int64_t num_out = 0;
   std::vector<std::vector<int32_t>> in_rows, out_rows;  // [kernel volume][pairs]
-  int64_t identity_offset = -1;  // subm centre: pairs (r, r) for every row
+  int64_t identity_offset = -1;                         // subm centre: pairs (r, r) for every row
   int64_t total_pairs() const {
     int64_t t = 0;
     for (const auto& v : in_rows) t += static_cast<int64_t>(v.size());
@@ -80,7 +80,9 @@ struct Rulebook {
   Sites in_sites;                  // the input sites (copy: sharing checks and inverse output)
   std::vector<int32_t> out_sites;  // pairs.num_out * 4; empty for subm (= in_sites)
   PairLists pairs;
-  const int32_t* out_site_rows() const { return attrs.kind == ConvKind::kSubm ? in_sites.rows.data() : out_sites.data(); }
+  const int32_t* out_site_rows() const {
+    return attrs.kind == ConvKind::kSubm ? in_sites.rows.data() : out_sites.data();
+  }
 };
 
 /// How build_rulebook finds the pairs. kSorted: radix-sort the sites by linear key once, then one

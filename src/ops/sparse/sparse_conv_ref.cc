@@ -96,7 +96,8 @@ class SparseConvReferenceKernel : public OpKernel {
             bool ok = true;
             for (int d = 0; d < 3; ++d) {
               int64_t a = offset(o, d);
-              if (tr) p[d + 1] = q[d + 1] * st[d] - pad[d] + a * dil[d];
+              if (tr)
+                p[d + 1] = q[d + 1] * st[d] - pad[d] + a * dil[d];
               else {
                 int64_t num = q[d + 1] + pad[d] - a * dil[d];
                 if (num < 0 || num % st[d]) ok = false;
@@ -166,7 +167,8 @@ class SparseConvReferenceKernel : public OpKernel {
     Tensor& y = ctx.output(0, DType::kFloat32, {m, cout});
     for (int64_t i = 0; i < m; ++i)
       for (int64_t c = 0; c < cout; ++c)
-        y.data_as<float>()[i * cout + c] = activate(float(acc[i][c]) + (bias ? bias[c] : 0.f), attrs_.act, attrs_.alpha);
+        y.data_as<float>()[i * cout + c] =
+            activate(float(acc[i][c]) + (bias ? bias[c] : 0.f), attrs_.act, attrs_.alpha);
     if (ctx.num_outputs() > 1) {
       Tensor& yi = ctx.output(1, DType::kInt32, {m, 4});
       for (int64_t i = 0; i < m; ++i)
@@ -204,7 +206,9 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& fe
   // Densify the input.
   std::vector<float> grid(static_cast<size_t>(batches * in_vol * cin), 0.f);
   std::vector<uint8_t> occupied(static_cast<size_t>(batches * in_vol), 0);
-  auto lin_in = [&](int64_t b, int64_t i0, int64_t i1, int64_t i2) { return ((b * is[0] + i0) * is[1] + i1) * is[2] + i2; };
+  auto lin_in = [&](int64_t b, int64_t i0, int64_t i1, int64_t i2) {
+    return ((b * is[0] + i0) * is[1] + i1) * is[2] + i2;
+  };
   for (int64_t r = 0; r < n; ++r) {
     int64_t l = lin_in(in[r][0], in[r][1], in[r][2], in[r][3]);
     occupied[l] = 1;
@@ -212,7 +216,9 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& fe
   }
   // Which output positions are sites.
   std::vector<uint8_t> is_out(static_cast<size_t>(batches * out_vol), 0);
-  auto lin_out = [&](int64_t b, int64_t i0, int64_t i1, int64_t i2) { return ((b * os[0] + i0) * os[1] + i1) * os[2] + i2; };
+  auto lin_out = [&](int64_t b, int64_t i0, int64_t i1, int64_t i2) {
+    return ((b * os[0] + i0) * os[1] + i1) * os[2] + i2;
+  };
   if (a.kind == ConvKind::kSubm) {
     for (const Site& s : in) is_out[lin_out(s[0], s[1], s[2], s[3])] = 1;
   } else if (a.kind == ConvKind::kInverse) {

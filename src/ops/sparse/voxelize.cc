@@ -18,7 +18,8 @@ VoxelizeAttrs parse_voxelize_attrs(const Attributes& attrs, const std::string& w
   auto r = attrs.get_floats("point_cloud_range");
   if (vs.size() != 3) fail(where, ": attribute 'voxel_size' must have 3 values (vx, vy, vz), got ", vs.size());
   if (r.size() != 6)
-    fail(where, ": attribute 'point_cloud_range' must have 6 values (xmin, ymin, zmin, xmax, ymax, zmax), got ", r.size());
+    fail(where, ": attribute 'point_cloud_range' must have 6 values (xmin, ymin, zmin, xmax, ymax, zmax), got ",
+         r.size());
   for (int d = 0; d < 3; ++d) {
     a.voxel_size[d] = vs[d];
     a.range[d] = r[d];
@@ -27,14 +28,16 @@ VoxelizeAttrs parse_voxelize_attrs(const Attributes& attrs, const std::string& w
     if (!(r[d + 3] > r[d])) fail(where, ": point_cloud_range max ", r[d + 3], " must be > min ", r[d], " on axis ", d);
     a.grid[d] = static_cast<int64_t>(std::nearbyint((a.range[d + 3] - a.range[d]) / a.voxel_size[d]));
     if (a.grid[d] < 1 || a.grid[d] > (1 << 24))
-      fail(where, ": the grid size ", a.grid[d], " on axis ", d, " (from point_cloud_range and voxel_size) is not in [1, 2^24]");
+      fail(where, ": the grid size ", a.grid[d], " on axis ", d,
+           " (from point_cloud_range and voxel_size) is not in [1, 2^24]");
   }
   if (a.grid[0] * a.grid[1] * a.grid[2] > (int64_t(1) << 40))
     fail(where, ": the voxel grid [", a.grid[0], ", ", a.grid[1], ", ", a.grid[2], "] has more than 2^40 cells");
   a.max_points_per_voxel = attrs.get_int("max_points_per_voxel");
   a.max_voxels = attrs.get_int("max_voxels");
   if (a.max_points_per_voxel < 1) fail(where, ": max_points_per_voxel = ", a.max_points_per_voxel, " must be >= 1");
-  if (a.max_voxels < 0 || a.max_voxels > (int64_t(1) << 30)) fail(where, ": max_voxels = ", a.max_voxels, " is out of range [0, 2^30]");
+  if (a.max_voxels < 0 || a.max_voxels > (int64_t(1) << 30))
+    fail(where, ": max_voxels = ", a.max_voxels, " is out of range [0, 2^30]");
   return a;
 }
 
@@ -48,7 +51,8 @@ void check_points(const Tensor& pts, const std::string& where) {
 
 class VoxelizeKernel : public OpKernel {
  public:
-  explicit VoxelizeKernel(const KernelInit& init) : attrs_(parse_voxelize_attrs(init.attrs(), init.where())), where_(init.where()) {}
+  explicit VoxelizeKernel(const KernelInit& init)
+      : attrs_(parse_voxelize_attrs(init.attrs(), init.where())), where_(init.where()) {}
 
   void run(KernelContext& ctx) const override {
     const Tensor& pts = ctx.input(0);
@@ -61,7 +65,8 @@ class VoxelizeKernel : public OpKernel {
 #pragma omp parallel for schedule(static) if (p > (1 << 19))
     for (int64_t i = 0; i < p; ++i) {
       int64_t c[3];
-      keys[i] = voxel_cell(pd + i * f, attrs_, c) ? static_cast<uint64_t>((c[2] * g[1] + c[1]) * g[0] + c[0]) : SiteMap::kEmpty;
+      keys[i] = voxel_cell(pd + i * f, attrs_, c) ? static_cast<uint64_t>((c[2] * g[1] + c[1]) * g[0] + c[0])
+                                                  : SiteMap::kEmpty;
     }
     const int64_t cap = std::min<int64_t>(p, attrs_.max_voxels);
     SiteMap map(cap);
@@ -102,8 +107,10 @@ class VoxelizeKernel : public OpKernel {
       for (int64_t c = 0; c < f; ++c) fo[v * f + c] = sums[v * f + c] / inv;
       uint64_t k = voxel_key[v];
       co[4 * v + 0] = 0;
-      co[4 * v + 3] = static_cast<int32_t>(k % g[0]); k /= g[0];
-      co[4 * v + 2] = static_cast<int32_t>(k % g[1]); k /= g[1];
+      co[4 * v + 3] = static_cast<int32_t>(k % g[0]);
+      k /= g[0];
+      co[4 * v + 2] = static_cast<int32_t>(k % g[1]);
+      k /= g[1];
       co[4 * v + 1] = static_cast<int32_t>(k);
       no[v] = counts[v];
     }
@@ -116,7 +123,9 @@ class VoxelizeKernel : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_voxelize_kernel(const KernelInit& init) { return std::make_unique<VoxelizeKernel>(init); }
+std::unique_ptr<OpKernel> make_voxelize_kernel(const KernelInit& init) {
+  return std::make_unique<VoxelizeKernel>(init);
+}
 
 }  // namespace sparse
 }  // namespace pointrt

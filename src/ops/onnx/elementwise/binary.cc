@@ -127,7 +127,9 @@ void dispatch_pow_base(DType t, const std::string& where, F&& f) {
     case DType::kFloat64: f(double{}); return;
     case DType::kInt32: f(int32_t{}); return;
     case DType::kInt64: f(int64_t{}); return;
-    default: fail(where, ": input 0 (X) has element type ", dtype_name(t), "; Pow takes float16, float, double, int32 or int64");
+    default:
+      fail(where, ": input 0 (X) has element type ", dtype_name(t),
+           "; Pow takes float16, float, double, int32 or int64");
   }
 }
 
@@ -158,7 +160,8 @@ KernelFactory pow_factory(bool mixed_types) {
       const Tensor& x = ctx.input(0);
       const Tensor& e = ctx.input(1);
       if (!mixed_types) require_same_dtype(ctx, x, e, 0, 1);
-      const Shape out_shape = bcast::broadcast_shape({&x.shape(), &e.shape()}, ctx.where(), {"input 0 (X)", "input 1 (Y)"});
+      const Shape out_shape =
+          bcast::broadcast_shape({&x.shape(), &e.shape()}, ctx.where(), {"input 0 (X)", "input 1 (Y)"});
       const bool half_out = x.dtype() == DType::kFloat16;
       const Tensor xs = to_float32(x), es = to_float32(e);
       Tensor staging;
@@ -175,7 +178,8 @@ KernelFactory pow_factory(bool mixed_types) {
           using E = decltype(etag);
           // x ** 2 (variance, distances) is by far the common case: one multiply.
           if constexpr (std::is_floating_point_v<B>) {
-            if (es.numel() == 1 && static_cast<double>(es.data_as<E>()[0]) == 2.0 && xs.numel() == shape_numel(out_shape)) {
+            if (es.numel() == 1 && static_cast<double>(es.data_as<E>()[0]) == 2.0 &&
+                xs.numel() == shape_numel(out_shape)) {
               bcast::unary(xs.data_as<B>(), y->data_as<B>(), xs.numel(), [](B v) { return v * v; });
               return;
             }
@@ -219,7 +223,8 @@ KernelFactory variadic_factory(VariadicOp op) {
         const Tensor in = to_float32(ctx.input(i));
         const Shape step_shape = bcast::broadcast_shape(acc.shape(), in.shape(), ctx.where());
         const bool last = i + 1 == n;
-        Tensor next = (last && !half) ? ctx.output(0, compute_type, step_shape) : Tensor::allocate(compute_type, step_shape);
+        Tensor next =
+            (last && !half) ? ctx.output(0, compute_type, step_shape) : Tensor::allocate(compute_type, step_shape);
         dispatch_numeric(compute_type, (ctx.where() + " input 0").c_str(), [&](auto tag) {
           using T = decltype(tag);
           const T* pa = acc.data_as<T>();
@@ -261,7 +266,8 @@ KernelFactory where_factory() {
       const Tensor& c = ctx.input(0);
       const Tensor& x = ctx.input(1);
       const Tensor& y = ctx.input(2);
-      if (c.dtype() != DType::kBool) fail(ctx.where(), ": input 0 (condition) must be bool, got ", dtype_name(c.dtype()));
+      if (c.dtype() != DType::kBool)
+        fail(ctx.where(), ": input 0 (condition) must be bool, got ", dtype_name(c.dtype()));
       require_same_dtype(ctx, x, y, 1, 2);
       const Shape out_shape = bcast::broadcast_shape({&c.shape(), &x.shape(), &y.shape()}, ctx.where(),
                                                      {"input 0 (condition)", "input 1 (X)", "input 2 (Y)"});
@@ -283,7 +289,8 @@ KernelFactory prelu_factory() {
       const Tensor& x = ctx.input(0);
       const Tensor& s = ctx.input(1);
       require_same_dtype(ctx, x, s, 0, 1);
-      const Shape out_shape = bcast::broadcast_shape({&x.shape(), &s.shape()}, ctx.where(), {"input 0 (X)", "input 1 (slope)"});
+      const Shape out_shape =
+          bcast::broadcast_shape({&x.shape(), &s.shape()}, ctx.where(), {"input 0 (X)", "input 1 (slope)"});
       if (out_shape != x.shape())
         fail(ctx.where(), ": input 1 (slope) of shape ", shape_to_string(s.shape()),
              " must broadcast to input 0 (X) of shape ", shape_to_string(x.shape()), " without growing it");

@@ -28,28 +28,44 @@ namespace ew {
 
 template <BinaryOp kOp, typename T>
 inline auto binary_apply(T a, T b) {
-  if constexpr (kOp == BinaryOp::kAdd) return wrap_add(a, b);
-  else if constexpr (kOp == BinaryOp::kSub) return wrap_sub(a, b);
-  else if constexpr (kOp == BinaryOp::kMul) return wrap_mul(a, b);
+  if constexpr (kOp == BinaryOp::kAdd)
+    return wrap_add(a, b);
+  else if constexpr (kOp == BinaryOp::kSub)
+    return wrap_sub(a, b);
+  else if constexpr (kOp == BinaryOp::kMul)
+    return wrap_mul(a, b);
   else if constexpr (kOp == BinaryOp::kDiv) {
-    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return b == T(-1) ? wrap_neg(a) : T(a / b);
-    else return T(a / b);
-  } else if constexpr (kOp == BinaryOp::kEqual) return a == b;
-  else if constexpr (kOp == BinaryOp::kGreater) return a > b;
-  else if constexpr (kOp == BinaryOp::kGreaterOrEqual) return a >= b;
-  else if constexpr (kOp == BinaryOp::kLess) return a < b;
-  else if constexpr (kOp == BinaryOp::kLessOrEqual) return a <= b;
-  else if constexpr (kOp == BinaryOp::kAnd) return static_cast<uint8_t>(a & b);
-  else if constexpr (kOp == BinaryOp::kOr) return static_cast<uint8_t>(a | b);
-  else if constexpr (kOp == BinaryOp::kXor) return static_cast<uint8_t>(a ^ b);
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return b == T(-1) ? wrap_neg(a) : T(a / b);
+    else
+      return T(a / b);
+  } else if constexpr (kOp == BinaryOp::kEqual)
+    return a == b;
+  else if constexpr (kOp == BinaryOp::kGreater)
+    return a > b;
+  else if constexpr (kOp == BinaryOp::kGreaterOrEqual)
+    return a >= b;
+  else if constexpr (kOp == BinaryOp::kLess)
+    return a < b;
+  else if constexpr (kOp == BinaryOp::kLessOrEqual)
+    return a <= b;
+  else if constexpr (kOp == BinaryOp::kAnd)
+    return static_cast<uint8_t>(a & b);
+  else if constexpr (kOp == BinaryOp::kOr)
+    return static_cast<uint8_t>(a | b);
+  else if constexpr (kOp == BinaryOp::kXor)
+    return static_cast<uint8_t>(a ^ b);
 }
 
 /// C-style remainder (fmod = 1): sign of the dividend. Integer b must be non-zero.
 template <typename T>
 inline T mod_trunc(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b);
-  else if constexpr (std::is_signed_v<T>) return b == T(-1) ? T(0) : T(a % b);
-  else return T(a % b);
+  if constexpr (std::is_floating_point_v<T>)
+    return std::fmod(a, b);
+  else if constexpr (std::is_signed_v<T>)
+    return b == T(-1) ? T(0) : T(a % b);
+  else
+    return T(a % b);
 }
 /// Python-style remainder (fmod = 0): sign of the divisor. Integer b must be non-zero.
 template <typename T>
@@ -65,13 +81,17 @@ inline T mod_floor(T a, T b) {
 
 template <typename T>
 inline T max_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return (a != a || a > b) ? a : (b != b ? b : (a == b ? a : b));
-  else return a > b ? a : b;
+  if constexpr (std::is_floating_point_v<T>)
+    return (a != a || a > b) ? a : (b != b ? b : (a == b ? a : b));
+  else
+    return a > b ? a : b;
 }
 template <typename T>
 inline T min_nan(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return (a != a || a < b) ? a : (b != b ? b : (a == b ? a : b));
-  else return a < b ? a : b;
+  if constexpr (std::is_floating_point_v<T>)
+    return (a != a || a < b) ? a : (b != b ? b : (a == b ? a : b));
+  else
+    return a < b ? a : b;
 }
 
 /// Integer power by squaring, wrapping on overflow; negative exponents truncate toward zero.
@@ -99,8 +119,10 @@ inline B int_pow(B base, E exp) {
 template <typename B, typename E>
 inline B pow_apply(B a, E b) {
   if constexpr (std::is_floating_point_v<B>) {
-    if constexpr (std::is_same_v<B, E>) return std::pow(a, b);
-    else return static_cast<B>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    if constexpr (std::is_same_v<B, E>)
+      return std::pow(a, b);
+    else
+      return static_cast<B>(std::pow(static_cast<double>(a), static_cast<double>(b)));
   } else if constexpr (std::is_integral_v<E>) {
     return int_pow(a, b);
   } else {

@@ -60,12 +60,16 @@ inline Shape broadcast_shape(const std::vector<const Shape*>& shapes, const std:
       int64_t& o = out[off + d];
       if (v == o) continue;
       if (v == 1) continue;
-      if (o == 1) { o = v; owner[off + d] = static_cast<int>(k); continue; }
+      if (o == 1) {
+        o = v;
+        owner[off + d] = static_cast<int>(k);
+        continue;
+      }
       auto label = [&](size_t i) { return i < names.size() ? names[i] : str_cat("input ", i); };
       size_t other = owner[off + d] >= 0 ? static_cast<size_t>(owner[off + d]) : 0;
       fail(where, ": shapes cannot be broadcast together: ", label(other), " has shape ",
-           shape_to_string(*shapes[other]), " and ", label(k), " has shape ", shape_to_string(s),
-           " (axis ", static_cast<int64_t>(d) - static_cast<int64_t>(s.size()), ": ", o, " vs ", v, ")");
+           shape_to_string(*shapes[other]), " and ", label(k), " has shape ", shape_to_string(s), " (axis ",
+           static_cast<int64_t>(d) - static_cast<int64_t>(s.size()), ": ", o, " vs ", v, ")");
     }
   }
   return out;
@@ -77,8 +81,8 @@ inline Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& 
 /// Collapsed iteration space of K inputs broadcast to `out`.
 template <int K>
 struct BroadcastPlan {
-  std::vector<int64_t> dims;                      // collapsed output dims (rank >= 1)
-  std::array<std::vector<int64_t>, K> strides;   // element strides per input; 0 = broadcast
+  std::vector<int64_t> dims;                    // collapsed output dims (rank >= 1)
+  std::array<std::vector<int64_t>, K> strides;  // element strides per input; 0 = broadcast
   int64_t numel = 0;
 
   BroadcastPlan(const Shape& out, const std::array<const Shape*, K>& ins) {

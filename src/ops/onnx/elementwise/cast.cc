@@ -34,8 +34,7 @@ KernelFactory cast_factory() {
       fail(init.where(), ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
     return make_function_kernel([to](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
-      if (!castable(x.dtype()))
-        fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
+      if (!castable(x.dtype())) fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
       if (x.dtype() == to) {  // nothing to convert: alias the input
         ctx.set_output(0, x);
         return;
@@ -51,7 +50,8 @@ KernelFactory cast_factory() {
         }
         dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
           using S = decltype(stag);
-          bcast::unary(xs.data_as<S>(), y.data_as<uint16_t>(), n, [](S v) { return float_to_half(static_cast<float>(v)); });
+          bcast::unary(xs.data_as<S>(), y.data_as<uint16_t>(), n,
+                       [](S v) { return float_to_half(static_cast<float>(v)); });
         });
         return;
       }

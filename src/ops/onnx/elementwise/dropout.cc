@@ -60,7 +60,8 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
           double ratio = 0.5;
           if (ctx.has_input(1)) {
             const Tensor& r = ctx.input(1);
-            if (r.numel() != 1) fail(ctx.where(), ": input 1 (ratio) must be a scalar, got shape ", shape_to_string(r.shape()));
+            if (r.numel() != 1)
+              fail(ctx.where(), ": input 1 (ratio) must be a scalar, got shape ", shape_to_string(r.shape()));
             const Tensor rf = to_float32(r);
             dispatch_float(rf.dtype(), (ctx.where() + " input 1 (ratio)").c_str(),
                            [&](auto tag) { ratio = static_cast<double>(rf.data_as<decltype(tag)>()[0]); });
@@ -80,7 +81,8 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
         } else {
           Tensor& m = ctx.output(1, x.dtype(), x.shape());
           if (x.dtype() == DType::kFloat16) {
-            bcast::unary(m.data_as<uint16_t>(), m.data_as<uint16_t>(), m.numel(), [](uint16_t) { return uint16_t(0x3c00); });
+            bcast::unary(m.data_as<uint16_t>(), m.data_as<uint16_t>(), m.numel(),
+                         [](uint16_t) { return uint16_t(0x3c00); });
           } else {
             dispatch_all(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
               using T = decltype(tag);

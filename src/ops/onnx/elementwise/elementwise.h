@@ -56,8 +56,10 @@ inline T wrap_mul(T a, T b) {
 }
 template <typename T>
 inline T wrap_neg(T a) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return wrap_sub(T(0), a);
-  else return -a;
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    return wrap_sub(T(0), a);
+  else
+    return -a;
 }
 
 // ---- conversion between element types with no undefined behaviour.
@@ -91,7 +93,7 @@ namespace detail {
 inline float exp_clamped(float c) {
   const float t = c * 1.44269504088896341f + 0.5f;
   const float tt = static_cast<float>(static_cast<int32_t>(t));  // t is bounded: defined
-  const float fx = tt > t ? tt - 1.0f : tt;                       // floor(t)
+  const float fx = tt > t ? tt - 1.0f : tt;                      // floor(t)
   float r = c - fx * 0.693359375f;
   r = r - fx * -2.12194440e-4f;
   const float z = r * r;
@@ -137,8 +139,11 @@ inline void fast_tanh_block(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) c[i] = detail::exp_clamped(c[i]);
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i], a = std::fabs(v), z = v * v;
-    const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
-                          1.33314422036e-1f) * z - 3.33332819422e-1f) * z * v + v;
+    const float small =
+        ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
+         3.33332819422e-1f) *
+            z * v +
+        v;
     const float big = std::copysign(1.0f - 2.0f / (c[i] + 1.0f), v);
     y[i] = detail::restore_nan(v, a < 0.625f ? small : big);
   }
@@ -147,8 +152,27 @@ inline void fast_tanh_block(const float* x, float* y, int64_t n) {
 // ---- factories used by table.cc (one per kernel group).
 
 enum class UnaryOp {
-  kAbs, kNeg, kSign, kCeil, kFloor, kRound, kExp, kLog, kSqrt, kReciprocal, kSigmoid, kTanh, kSin, kCos,
-  kErf, kSoftplus, kRelu, kLeakyRelu, kElu, kHardSigmoid, kHardSwish,
+  kAbs,
+  kNeg,
+  kSign,
+  kCeil,
+  kFloor,
+  kRound,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kSigmoid,
+  kTanh,
+  kSin,
+  kCos,
+  kErf,
+  kSoftplus,
+  kRelu,
+  kLeakyRelu,
+  kElu,
+  kHardSigmoid,
+  kHardSwish,
 };
 KernelFactory unary_factory(UnaryOp op);
 KernelFactory not_factory();
@@ -158,9 +182,19 @@ KernelFactory isinf_factory();
 KernelFactory clip_factory(bool bounds_are_inputs);
 
 enum class BinaryOp {
-  kAdd, kSub, kMul, kDiv, kMod,
-  kEqual, kGreater, kGreaterOrEqual, kLess, kLessOrEqual,
-  kAnd, kOr, kXor,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kLess,
+  kLessOrEqual,
+  kAnd,
+  kOr,
+  kXor,
 };
 KernelFactory binary_factory(BinaryOp op);
 /// Pow; `mixed_types` allows an exponent type different from the base (opset >= 12).

@@ -18,10 +18,10 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 void register_onnx_elementwise(OpTable& t) {
   using namespace ew;
   const std::vector<DType> kHalf = {DType::kFloat16};
-  const std::vector<DType> F = plus(kHalf, kFloatTypes);           // float16, float, double
-  const std::vector<DType> N = plus(kHalf, kNumericTypes);         // every number
-  const std::vector<DType> A = plus(kHalf, kAllTypes);             // every number and bool
-  const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);   // signed numbers
+  const std::vector<DType> F = plus(kHalf, kFloatTypes);          // float16, float, double
+  const std::vector<DType> N = plus(kHalf, kNumericTypes);        // every number
+  const std::vector<DType> A = plus(kHalf, kAllTypes);            // every number and bool
+  const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);  // signed numbers
   const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
 
@@ -66,17 +66,24 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Identity", 7, 21, A, identity_factory(), "aliases its input (no copy)"});
   t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
   t.add({"", "Dropout", 10, 11, F, dropout_factory(true, false), "inference: identity; bool mask"});
-  t.add({"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
+  t.add(
+      {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 7, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
-  for (auto [op, b] : {std::pair{"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}}) {
+  for (auto [op, b] :
+       {std::pair{"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}}) {
     t.add({"", op, 7, 13, kArith7, binary_factory(b)});
     t.add({"", op, 14, 21, N, binary_factory(b), "opset 14 added 8/16-bit integers"});
   }
   t.add({"", "Pow", 7, 11, F, pow_factory(false), "exponent of the base's type"});
-  t.add({"", "Pow", 12, 21, {DType::kFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
-         pow_factory(true), "any numeric exponent type"});
+  t.add({"",
+         "Pow",
+         12,
+         21,
+         {DType::kFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64},
+         pow_factory(true),
+         "any numeric exponent type"});
   t.add({"", "Mod", 10, 21, N, binary_factory(BinaryOp::kMod)});
   // Comparisons (bool output).
   t.add({"", "Equal", 7, 10, {DType::kBool, DType::kInt32, DType::kInt64}, binary_factory(BinaryOp::kEqual)});

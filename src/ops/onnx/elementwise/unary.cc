@@ -34,7 +34,8 @@ void run_unary(KernelContext& ctx, const UnaryParams& p) {
   }
   auto body = [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> && (kOp == UnaryOp::kExp || kOp == UnaryOp::kSigmoid || kOp == UnaryOp::kTanh)) {
+    if constexpr (std::is_same_v<T, float> &&
+                  (kOp == UnaryOp::kExp || kOp == UnaryOp::kSigmoid || kOp == UnaryOp::kTanh)) {
       const float* xp = x.data_as<float>();
       float* yp = y.data_as<float>();
       bcast::detail::for_ranges(n, [&](int64_t begin, int64_t end) {
@@ -55,8 +56,10 @@ void run_unary(KernelContext& ctx, const UnaryParams& p) {
     bcast::unary(x.data_as<T>(), y.data_as<T>(), n, [&p](T v) { return unary_apply<kOp>(v, p); });
   };
   const std::string what = ctx.where() + " input 0";
-  if constexpr (unary_accepts_ints(kOp)) dispatch_numeric(x.dtype(), what.c_str(), body);
-  else dispatch_float(x.dtype(), what.c_str(), body);
+  if constexpr (unary_accepts_ints(kOp))
+    dispatch_numeric(x.dtype(), what.c_str(), body);
+  else
+    dispatch_float(x.dtype(), what.c_str(), body);
 }
 
 template <UnaryOp kOp>
@@ -72,8 +75,7 @@ KernelFactory make_unary(UnaryParams dflt) {
 
 const Tensor& require_dtype(KernelContext& ctx, size_t i, DType t) {
   const Tensor& x = ctx.input(i);
-  if (x.dtype() != t)
-    fail(ctx.where(), ": input ", i, " must be ", dtype_name(t), ", got ", dtype_name(x.dtype()));
+  if (x.dtype() != t) fail(ctx.where(), ": input ", i, " must be ", dtype_name(t), ", got ", dtype_name(x.dtype()));
   return x;
 }
 
@@ -86,7 +88,8 @@ T clip_bound(KernelContext& ctx, size_t i, DType dtype, T dflt) {
     fail(ctx.where(), ": input ", i, " (", i == 1 ? "min" : "max", ") must have the input's type ", dtype_name(dtype),
          ", got ", dtype_name(b.dtype()));
   if (b.numel() != 1)
-    fail(ctx.where(), ": input ", i, " (", i == 1 ? "min" : "max", ") must be a scalar, got shape ", shape_to_string(b.shape()));
+    fail(ctx.where(), ": input ", i, " (", i == 1 ? "min" : "max", ") must be a scalar, got shape ",
+         shape_to_string(b.shape()));
   if (dtype == DType::kFloat16) return static_cast<T>(half_to_float(b.data_as<uint16_t>()[0]));
   return b.data_as<T>()[0];
 }
@@ -138,7 +141,8 @@ KernelFactory isnan_factory() {
       Tensor& y = ctx.output(0, DType::kBool, x.shape());
       if (x.dtype() == DType::kFloat16) {
         // NaN in half: exponent all ones, mantissa non-zero.
-        bcast::unary(x.data_as<uint16_t>(), y.data_as<bool>(), x.numel(), [](uint16_t h) { return (h & 0x7fffu) > 0x7c00u; });
+        bcast::unary(x.data_as<uint16_t>(), y.data_as<bool>(), x.numel(),
+                     [](uint16_t h) { return (h & 0x7fffu) > 0x7c00u; });
         return;
       }
       dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {

@@ -30,38 +30,61 @@ struct UnaryParams {
 template <UnaryOp kOp, typename T>
 inline T unary_apply(T x, const UnaryParams& p) {
   if constexpr (kOp == UnaryOp::kAbs) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else if constexpr (std::is_integral_v<T>) return x < T(0) ? wrap_neg(x) : x;
-    else return std::fabs(x);
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else if constexpr (std::is_integral_v<T>)
+      return x < T(0) ? wrap_neg(x) : x;
+    else
+      return std::fabs(x);
   } else if constexpr (kOp == UnaryOp::kNeg) {
     return wrap_neg(x);
   } else if constexpr (kOp == UnaryOp::kSign) {
-    if constexpr (std::is_floating_point_v<T>) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);  // keeps 0, -0, NaN
-    else if constexpr (std::is_unsigned_v<T>) return x > T(0) ? T(1) : T(0);
-    else return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+    if constexpr (std::is_floating_point_v<T>)
+      return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);  // keeps 0, -0, NaN
+    else if constexpr (std::is_unsigned_v<T>)
+      return x > T(0) ? T(1) : T(0);
+    else
+      return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
   } else if constexpr (kOp == UnaryOp::kRelu) {
     return x > T(0) ? x : (x == x ? T(0) : x);
   } else {
     static_assert(std::is_floating_point_v<T>, "float-only operator");
-    if constexpr (kOp == UnaryOp::kCeil) return std::ceil(x);
-    else if constexpr (kOp == UnaryOp::kFloor) return std::floor(x);
-    else if constexpr (kOp == UnaryOp::kRound) return std::nearbyint(x);
+    if constexpr (kOp == UnaryOp::kCeil)
+      return std::ceil(x);
+    else if constexpr (kOp == UnaryOp::kFloor)
+      return std::floor(x);
+    else if constexpr (kOp == UnaryOp::kRound)
+      return std::nearbyint(x);
     else if constexpr (kOp == UnaryOp::kExp) {
-      if constexpr (std::is_same_v<T, float>) return fast_exp(x);
-      else return std::exp(x);
-    } else if constexpr (kOp == UnaryOp::kLog) return std::log(x);
-    else if constexpr (kOp == UnaryOp::kSqrt) return std::sqrt(x);
-    else if constexpr (kOp == UnaryOp::kReciprocal) return T(1) / x;
+      if constexpr (std::is_same_v<T, float>)
+        return fast_exp(x);
+      else
+        return std::exp(x);
+    } else if constexpr (kOp == UnaryOp::kLog)
+      return std::log(x);
+    else if constexpr (kOp == UnaryOp::kSqrt)
+      return std::sqrt(x);
+    else if constexpr (kOp == UnaryOp::kReciprocal)
+      return T(1) / x;
     else if constexpr (kOp == UnaryOp::kSigmoid) {
-      if constexpr (std::is_same_v<T, float>) return 1.0f / (1.0f + fast_exp(-x));
-      else return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
-    } else if constexpr (kOp == UnaryOp::kTanh) return std::tanh(x);
-    else if constexpr (kOp == UnaryOp::kSin) return std::sin(x);
-    else if constexpr (kOp == UnaryOp::kCos) return std::cos(x);
-    else if constexpr (kOp == UnaryOp::kErf) return std::erf(x);
-    else if constexpr (kOp == UnaryOp::kSoftplus) return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
-    else if constexpr (kOp == UnaryOp::kLeakyRelu) return x >= T(0) ? x : T(p.alpha) * x;
-    else if constexpr (kOp == UnaryOp::kElu) return x >= T(0) ? x : T(p.alpha) * (std::exp(x) - T(1));
+      if constexpr (std::is_same_v<T, float>)
+        return 1.0f / (1.0f + fast_exp(-x));
+      else
+        return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+    } else if constexpr (kOp == UnaryOp::kTanh)
+      return std::tanh(x);
+    else if constexpr (kOp == UnaryOp::kSin)
+      return std::sin(x);
+    else if constexpr (kOp == UnaryOp::kCos)
+      return std::cos(x);
+    else if constexpr (kOp == UnaryOp::kErf)
+      return std::erf(x);
+    else if constexpr (kOp == UnaryOp::kSoftplus)
+      return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
+    else if constexpr (kOp == UnaryOp::kLeakyRelu)
+      return x >= T(0) ? x : T(p.alpha) * x;
+    else if constexpr (kOp == UnaryOp::kElu)
+      return x >= T(0) ? x : T(p.alpha) * (std::exp(x) - T(1));
     else if constexpr (kOp == UnaryOp::kHardSigmoid) {
       T v = T(p.alpha) * x + T(p.beta);
       v = v < T(0) ? T(0) : v;

@@ -13,17 +13,24 @@ GridSampleAttrs parse_grid_sample_attrs(const Attributes& attrs, int64_t opset, 
   GridSampleAttrs a;
   const bool v20 = opset >= 20;
   const std::string mode = attrs.get_string("mode", v20 ? "linear" : "bilinear");
-  if (mode == "nearest") a.mode = GridSampleAttrs::Mode::kNearest;
-  else if (mode == (v20 ? "linear" : "bilinear")) a.mode = GridSampleAttrs::Mode::kLinear;
-  else if (mode == (v20 ? "cubic" : "bicubic")) a.mode = GridSampleAttrs::Mode::kCubic;
+  if (mode == "nearest")
+    a.mode = GridSampleAttrs::Mode::kNearest;
+  else if (mode == (v20 ? "linear" : "bilinear"))
+    a.mode = GridSampleAttrs::Mode::kLinear;
+  else if (mode == (v20 ? "cubic" : "bicubic"))
+    a.mode = GridSampleAttrs::Mode::kCubic;
   else
     fail(where, ": attribute 'mode' is '", mode, "', expected ",
          v20 ? "'linear', 'nearest' or 'cubic' (opset 20)" : "'bilinear', 'nearest' or 'bicubic' (opset 16)");
   const std::string padding = attrs.get_string("padding_mode", "zeros");
-  if (padding == "zeros") a.padding = GridSampleAttrs::Padding::kZeros;
-  else if (padding == "border") a.padding = GridSampleAttrs::Padding::kBorder;
-  else if (padding == "reflection") a.padding = GridSampleAttrs::Padding::kReflection;
-  else fail(where, ": attribute 'padding_mode' is '", padding, "', expected zeros, border or reflection");
+  if (padding == "zeros")
+    a.padding = GridSampleAttrs::Padding::kZeros;
+  else if (padding == "border")
+    a.padding = GridSampleAttrs::Padding::kBorder;
+  else if (padding == "reflection")
+    a.padding = GridSampleAttrs::Padding::kReflection;
+  else
+    fail(where, ": attribute 'padding_mode' is '", padding, "', expected zeros, border or reflection");
   const int64_t ac = attrs.get_int("align_corners", 0);
   if (ac != 0 && ac != 1) fail(where, ": attribute 'align_corners' is ", ac, ", expected 0 or 1");
   a.align_corners = ac == 1;
@@ -63,12 +70,8 @@ float grid_sample_source_coordinate(const GridSampleAttrs& a, float normalized, 
 
 bool grid_sample_tap_index(const GridSampleAttrs& a, int64_t i, int64_t len, int64_t* index) {
   switch (a.padding) {
-    case GridSampleAttrs::Padding::kZeros:
-      *index = i;
-      return i >= 0 && i < len;
-    case GridSampleAttrs::Padding::kBorder:
-      *index = std::min(std::max(i, int64_t{0}), len - 1);
-      return true;
+    case GridSampleAttrs::Padding::kZeros: *index = i; return i >= 0 && i < len;
+    case GridSampleAttrs::Padding::kBorder: *index = std::min(std::max(i, int64_t{0}), len - 1); return true;
     case GridSampleAttrs::Padding::kReflection: {
       const double lo = a.align_corners ? 0.0 : -0.5;
       const double hi = a.align_corners ? static_cast<double>(len) - 1 : static_cast<double>(len) - 0.5;
@@ -96,8 +99,8 @@ inline int64_t safe_trunc(float x) {
 // Channel-outer: a point-outer order would store with a stride of a whole plane, which
 // aliases in the L1 sets and measured 3x slower.
 template <typename T, int kFixed>
-inline void gather_channel(const T* plane, T* out, int64_t p0, int64_t p1, int64_t K, const int64_t* off,
-                           const T* wt, const int64_t* cnt) {
+inline void gather_channel(const T* plane, T* out, int64_t p0, int64_t p1, int64_t K, const int64_t* off, const T* wt,
+                           const int64_t* cnt) {
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t q = p - p0;
     const int64_t* o = off + q * K;
@@ -222,8 +225,10 @@ void grid_sample_dispatch_grid(const GridSampleAttrs& a, const Tensor& x, const 
 
 void grid_sample_run(const GridSampleAttrs& a, const Tensor& x, const Tensor& grid, Tensor& y) {
   if (y.numel() == 0) return;
-  if (x.dtype() == DType::kFloat64) grid_sample_dispatch_grid<double>(a, x, grid, y);
-  else if (x.dtype() == DType::kFloat32) grid_sample_dispatch_grid<float>(a, x, grid, y);
+  if (x.dtype() == DType::kFloat64)
+    grid_sample_dispatch_grid<double>(a, x, grid, y);
+  else if (x.dtype() == DType::kFloat32)
+    grid_sample_dispatch_grid<float>(a, x, grid, y);
   else {  // float16 computed in float32
     std::vector<float> xf = to_float_vector(x);
     Tensor xt = Tensor::wrap(DType::kFloat32, x.shape(), xf.data());
@@ -246,7 +251,8 @@ class GridSampleKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& grid = ctx.input(1);
     if (std::find(kGridTypes.begin(), kGridTypes.end(), x.dtype()) == kGridTypes.end())
-      fail(ctx.where(), ": input 'X' has element type ", dtype_name(x.dtype()), ", expected float16, float32 or float64");
+      fail(ctx.where(), ": input 'X' has element type ", dtype_name(x.dtype()),
+           ", expected float16, float32 or float64");
     if (std::find(kGridTypes.begin(), kGridTypes.end(), grid.dtype()) == kGridTypes.end())
       fail(ctx.where(), ": input 'grid' has element type ", dtype_name(grid.dtype()),
            ", expected float16, float32 or float64");

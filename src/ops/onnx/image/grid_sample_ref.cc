@@ -81,13 +81,16 @@ void grid_sample_reference(const GridSampleAttrs& a, const Tensor& x, const Tens
         for (size_t d = 0; d < r; ++d)
           coord[d] = grid_sample_source_coordinate(a, static_cast<float>(gd[(n * P + p) * r + (r - 1 - d)]), dims[d]);
         const double* plane = xd.data() + (n * xs[1] + c) * in_plane;
-        out[(n * xs[1] + c) * P + p] =
-            a.mode == GridSampleAttrs::Mode::kNearest ? nearest_nd(a, plane, dims, coord) : interp_nd(a, plane, dims, 0, coord);
+        out[(n * xs[1] + c) * P + p] = a.mode == GridSampleAttrs::Mode::kNearest ? nearest_nd(a, plane, dims, coord)
+                                                                                 : interp_nd(a, plane, dims, 0, coord);
       }
   for (size_t i = 0; i < out.size(); ++i) {
-    if (y.dtype() == DType::kFloat32) y.data_as<float>()[i] = static_cast<float>(out[i]);
-    else if (y.dtype() == DType::kFloat64) y.data_as<double>()[i] = out[i];
-    else y.data_as<uint16_t>()[i] = float_to_half(static_cast<float>(out[i]));
+    if (y.dtype() == DType::kFloat32)
+      y.data_as<float>()[i] = static_cast<float>(out[i]);
+    else if (y.dtype() == DType::kFloat64)
+      y.data_as<double>()[i] = out[i];
+    else
+      y.data_as<uint16_t>()[i] = float_to_half(static_cast<float>(out[i]));
   }
 }
 

@@ -47,9 +47,12 @@ inline void doubles_to_tensor_truncating(const std::vector<double>& v, Tensor& t
     for (size_t i = 0; i < v.size(); ++i) {
       double x = std::trunc(v[i]);
       if (std::isnan(x)) x = 0;
-      if (x <= lo) p[i] = std::numeric_limits<T>::lowest();
-      else if (x >= hi) p[i] = std::numeric_limits<T>::max();
-      else p[i] = static_cast<T>(x);
+      if (x <= lo)
+        p[i] = std::numeric_limits<T>::lowest();
+      else if (x >= hi)
+        p[i] = std::numeric_limits<T>::max();
+      else
+        p[i] = static_cast<T>(x);
     }
   });
 }

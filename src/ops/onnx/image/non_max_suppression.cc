@@ -134,9 +134,9 @@ class NonMaxSuppressionKernel : public OpKernel {
     scalar(3, "iou_threshold", &iou);
     if (!(iou >= 0 && iou <= 1)) fail(ctx.where(), ": input 'iou_threshold' is ", iou, ", expected a value in [0, 1]");
     const bool has_score = scalar(4, "score_threshold", &score_th);
-    std::vector<int64_t> rows = non_max_suppression(
-        boxes.data_as<float>(), scores.data_as<float>(), boxes.dim(0), scores.dim(1), boxes.dim(1), center_point_box_,
-        max_per_class, static_cast<float>(iou), has_score, static_cast<float>(score_th));
+    std::vector<int64_t> rows = non_max_suppression(boxes.data_as<float>(), scores.data_as<float>(), boxes.dim(0),
+                                                    scores.dim(1), boxes.dim(1), center_point_box_, max_per_class,
+                                                    static_cast<float>(iou), has_score, static_cast<float>(score_th));
     Tensor& y = ctx.output(0, DType::kInt64, {static_cast<int64_t>(rows.size() / 3), 3});
     std::copy(rows.begin(), rows.end(), y.data_as<int64_t>());
   }

@@ -41,22 +41,33 @@ ResizeAttrs parse_resize_attrs(const Attributes& attrs, int64_t opset, const std
     return a;
   }
   const std::string coord = attrs.get_string("coordinate_transformation_mode", "half_pixel");
-  if (coord == "half_pixel") a.coord = ResizeAttrs::Coord::kHalfPixel;
-  else if (coord == "half_pixel_symmetric") a.coord = ResizeAttrs::Coord::kHalfPixelSymmetric;
-  else if (coord == "pytorch_half_pixel") a.coord = ResizeAttrs::Coord::kPytorchHalfPixel;
-  else if (coord == "align_corners") a.coord = ResizeAttrs::Coord::kAlignCorners;
-  else if (coord == "asymmetric") a.coord = ResizeAttrs::Coord::kAsymmetric;
-  else if (coord == "tf_half_pixel_for_nn") a.coord = ResizeAttrs::Coord::kTfHalfPixelForNN;
-  else if (coord == "tf_crop_and_resize") a.coord = ResizeAttrs::Coord::kTfCropAndResize;
+  if (coord == "half_pixel")
+    a.coord = ResizeAttrs::Coord::kHalfPixel;
+  else if (coord == "half_pixel_symmetric")
+    a.coord = ResizeAttrs::Coord::kHalfPixelSymmetric;
+  else if (coord == "pytorch_half_pixel")
+    a.coord = ResizeAttrs::Coord::kPytorchHalfPixel;
+  else if (coord == "align_corners")
+    a.coord = ResizeAttrs::Coord::kAlignCorners;
+  else if (coord == "asymmetric")
+    a.coord = ResizeAttrs::Coord::kAsymmetric;
+  else if (coord == "tf_half_pixel_for_nn")
+    a.coord = ResizeAttrs::Coord::kTfHalfPixelForNN;
+  else if (coord == "tf_crop_and_resize")
+    a.coord = ResizeAttrs::Coord::kTfCropAndResize;
   else
     fail(where, ": attribute 'coordinate_transformation_mode' is '", coord,
          "', expected one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
          "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize");
   const std::string nearest = attrs.get_string("nearest_mode", "round_prefer_floor");
-  if (nearest == "round_prefer_floor") a.nearest = ResizeAttrs::Nearest::kRoundPreferFloor;
-  else if (nearest == "round_prefer_ceil") a.nearest = ResizeAttrs::Nearest::kRoundPreferCeil;
-  else if (nearest == "floor") a.nearest = ResizeAttrs::Nearest::kFloor;
-  else if (nearest == "ceil") a.nearest = ResizeAttrs::Nearest::kCeil;
+  if (nearest == "round_prefer_floor")
+    a.nearest = ResizeAttrs::Nearest::kRoundPreferFloor;
+  else if (nearest == "round_prefer_ceil")
+    a.nearest = ResizeAttrs::Nearest::kRoundPreferCeil;
+  else if (nearest == "floor")
+    a.nearest = ResizeAttrs::Nearest::kFloor;
+  else if (nearest == "ceil")
+    a.nearest = ResizeAttrs::Nearest::kCeil;
   else
     fail(where, ": attribute 'nearest_mode' is '", nearest,
          "', expected round_prefer_floor, round_prefer_ceil, floor or ceil");
@@ -69,9 +80,12 @@ ResizeAttrs parse_resize_attrs(const Attributes& attrs, int64_t opset, const std
       fail(where, ": attribute 'antialias' = 1 is only defined for modes linear and cubic, got mode 'nearest'");
     a.axes = attrs.get_ints("axes", {});
     const std::string policy = attrs.get_string("keep_aspect_ratio_policy", "stretch");
-    if (policy == "stretch") a.policy = ResizeAttrs::AspectPolicy::kStretch;
-    else if (policy == "not_larger") a.policy = ResizeAttrs::AspectPolicy::kNotLarger;
-    else if (policy == "not_smaller") a.policy = ResizeAttrs::AspectPolicy::kNotSmaller;
+    if (policy == "stretch")
+      a.policy = ResizeAttrs::AspectPolicy::kStretch;
+    else if (policy == "not_larger")
+      a.policy = ResizeAttrs::AspectPolicy::kNotLarger;
+    else if (policy == "not_smaller")
+      a.policy = ResizeAttrs::AspectPolicy::kNotSmaller;
     else
       fail(where, ": attribute 'keep_aspect_ratio_policy' is '", policy,
            "', expected stretch, not_larger or not_smaller");
@@ -87,14 +101,15 @@ ResizeAttrs parse_upsample_attrs(const Attributes& attrs, const std::string& whe
   return a;
 }
 
-ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi,
-                                       const Tensor* scales, const Tensor* sizes, const std::string& where) {
+ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi, const Tensor* scales,
+                                       const Tensor* sizes, const std::string& where) {
   const int64_t rank = static_cast<int64_t>(in.size());
   auto present = [](const Tensor* t) { return t != nullptr && t->defined() && t->numel() > 0; };
   if (present(scales) && present(sizes))
     fail(where, ": both 'scales' (", shape_to_string(scales->shape()), ") and 'sizes' (",
          shape_to_string(sizes->shape()), ") are given; exactly one must be non-empty");
-  if (!present(scales) && !present(sizes)) fail(where, ": neither 'scales' nor 'sizes' is given; exactly one is required");
+  if (!present(scales) && !present(sizes))
+    fail(where, ": neither 'scales' nor 'sizes' is given; exactly one is required");
 
   // The axes the scales/sizes/roi entries refer to.
   std::vector<int64_t> axes;
@@ -134,7 +149,8 @@ ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, co
     std::vector<double> s = tensor_to_doubles(*scales, where, "scales");
     if (scales->rank() != 1 || s.size() != naxes)
       fail(where, ": input 'scales' has shape ", shape_to_string(scales->shape()), ", expected [", naxes, "] (",
-           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in) : std::string("one per entry of 'axes'"),
+           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in)
+                          : std::string("one per entry of 'axes'"),
            ")");
     for (size_t i = 0; i < naxes; ++i) {
       if (!(s[i] > 0) || !std::isfinite(s[i]))
@@ -150,7 +166,8 @@ ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, co
       fail(where, ": input 'sizes' has element type ", dtype_name(sizes->dtype()), ", expected int64");
     if (sizes->rank() != 1 || static_cast<size_t>(sizes->numel()) != naxes)
       fail(where, ": input 'sizes' has shape ", shape_to_string(sizes->shape()), ", expected [", naxes, "] (",
-           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in) : std::string("one per entry of 'axes'"),
+           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in)
+                          : std::string("one per entry of 'axes'"),
            ")");
     const int64_t* sz = sizes->data_as<int64_t>();
     for (size_t i = 0; i < naxes; ++i) {
@@ -183,23 +200,15 @@ bool resize_source_coordinate(const ResizeAttrs& a, int64_t x_int, double scale,
   const double out_w = scale * in_w;  // fractional output width, as the reference
   double r = 0;
   switch (a.coord) {
-    case ResizeAttrs::Coord::kAlignCorners:
-      r = out_w == 1 ? 0.0 : x * (in_w - 1) / (out_w - 1);
-      break;
-    case ResizeAttrs::Coord::kAsymmetric:
-      r = x / scale;
-      break;
+    case ResizeAttrs::Coord::kAlignCorners: r = out_w == 1 ? 0.0 : x * (in_w - 1) / (out_w - 1); break;
+    case ResizeAttrs::Coord::kAsymmetric: r = x / scale; break;
     case ResizeAttrs::Coord::kTfCropAndResize:
       r = out_w == 1 ? (roi_end - roi_start) * (in_w - 1) / 2 : x * (roi_end - roi_start) * (in_w - 1) / (out_w - 1);
       r += roi_start * (in_w - 1);
       if (r < 0 || r > in_w - 1) return false;
       break;
-    case ResizeAttrs::Coord::kPytorchHalfPixel:
-      r = out_w == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-      break;
-    case ResizeAttrs::Coord::kHalfPixel:
-      r = (x + 0.5) / scale - 0.5;
-      break;
+    case ResizeAttrs::Coord::kPytorchHalfPixel: r = out_w == 1 ? -0.5 : (x + 0.5) / scale - 0.5; break;
+    case ResizeAttrs::Coord::kHalfPixel: r = (x + 0.5) / scale - 0.5; break;
     case ResizeAttrs::Coord::kHalfPixelSymmetric: {
       const double adjustment = static_cast<double>(out_len) / out_w;
       const double center = in_w / 2;
@@ -207,9 +216,7 @@ bool resize_source_coordinate(const ResizeAttrs& a, int64_t x_int, double scale,
       r = offset + (x + 0.5) / scale - 0.5;
       break;
     }
-    case ResizeAttrs::Coord::kTfHalfPixelForNN:
-      r = (x + 0.5) / scale;
-      break;
+    case ResizeAttrs::Coord::kTfHalfPixelForNN: r = (x + 0.5) / scale; break;
   }
   // Keep the integer conversions below defined for absurd scales; the window clamps anyway.
   if (std::isnan(r)) r = 0;
@@ -269,8 +276,10 @@ void resize_coefficients(const ResizeAttrs& a, double x_ori, double scale, std::
       for (int64_t i = i_start; i < i_end; ++i) {
         double x = std::fabs(s * (static_cast<double>(i) - ratio));
         double x2 = x * x, x3 = x * x2, v = 0;
-        if (x <= 1) v = (A + 2) * x3 - (A + 3) * x2 + 1;
-        else if (x < 2) v = A * x3 - 5 * A * x2 + 8 * A * x - 4 * A;
+        if (x <= 1)
+          v = (A + 2) * x3 - (A + 3) * x2 + 1;
+        else if (x < 2)
+          v = A * x3 - 5 * A * x2 + 8 * A * x - 4 * A;
         c[i - i_start] = v;
         sum += v;
       }
@@ -497,8 +506,7 @@ void resize_typed(const ResizeAttrs& a, const ResizePlan& plan, const T* x, T* y
     const ResizeAxisTable& ty = plan.axes[rank - 2];
     const ResizeAxisTable& tx = plan.axes[rank - 1];
     const bool fits = ty.in_len * tx.out_len * static_cast<int64_t>(sizeof(T)) <= (int64_t{8} << 20);
-    if (path == ResizePath::kPlanes2D ||
-        (path == ResizePath::kAuto && fits && planes >= omp_get_max_threads())) {
+    if (path == ResizePath::kPlanes2D || (path == ResizePath::kAuto && fits && planes >= omp_get_max_threads())) {
       resize_planes_2d<T>(x, y, planes, ty, tx, static_cast<T>(a.extrapolation_value));
       return;
     }
@@ -577,7 +585,11 @@ class ResizeKernel : public OpKernel {
   // input indices of roi / scales / sizes (-1 = none); upsample_scales for Upsample-7
   ResizeKernel(const KernelInit& init, ResizeAttrs attrs, int roi, int scales, int sizes,
                std::optional<Tensor> attr_scales, const char* op)
-      : attrs_(std::move(attrs)), roi_(roi), scales_(scales), sizes_(sizes), attr_scales_(std::move(attr_scales)),
+      : attrs_(std::move(attrs)),
+        roi_(roi),
+        scales_(scales),
+        sizes_(sizes),
+        attr_scales_(std::move(attr_scales)),
         upsample_(std::string(op) == "Upsample") {
     // Precompute the plan once when the input shape and every geometry input are known now.
     Shape in;

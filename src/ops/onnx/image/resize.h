@@ -82,8 +82,8 @@ struct ResizeGeometry {
 /// From the optional inputs (nullptr or an empty tensor = absent). Checks: exactly one of
 /// scales/sizes, their length (rank, or len(axes)), positive scales, non-negative sizes, roi
 /// length, axes in range and unique.
-ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi,
-                                       const Tensor* scales, const Tensor* sizes, const std::string& where);
+ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi, const Tensor* scales,
+                                       const Tensor* sizes, const std::string& where);
 
 /// x_original for output index `x` along one axis; returns false when tf_crop_and_resize
 /// extrapolates there.

@@ -64,8 +64,10 @@ class BatchNormKernel : public OpKernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    if (x.dtype() != DType::kFloat32) fail(where_, ": input X has element type ", dtype_name(x.dtype()), ", expected float");
-    if (x.rank() < 2) fail(where_, ": input X must have rank >= 2 ([N, C, ...]), got shape ", shape_to_string(x.shape()));
+    if (x.dtype() != DType::kFloat32)
+      fail(where_, ": input X has element type ", dtype_name(x.dtype()), ", expected float");
+    if (x.rank() < 2)
+      fail(where_, ": input X must have rank >= 2 ([N, C, ...]), got shape ", shape_to_string(x.shape()));
     int64_t channels = x.dim(1);
     int64_t per_sample = shape_numel(Shape(x.shape().begin() + 1, x.shape().end()));
     int64_t params = spatial_ ? channels : per_sample;
@@ -85,14 +87,18 @@ class BatchNormKernel : public OpKernel {
     std::vector<float> mul_local, add_local;
     const float *mul = mul_.data(), *add = add_.data();
     if (!have_coefficients_) {
-      batch_norm_coefficients(ctx.input(1).data_as<float>(), ctx.input(2).data_as<float>(), ctx.input(3).data_as<float>(),
-                              ctx.input(4).data_as<float>(), epsilon_, params, mul_local, add_local);
+      batch_norm_coefficients(ctx.input(1).data_as<float>(), ctx.input(2).data_as<float>(),
+                              ctx.input(3).data_as<float>(), ctx.input(4).data_as<float>(), epsilon_, params, mul_local,
+                              add_local);
       mul = mul_local.data();
       add = add_local.data();
     }
     if (x.numel() == 0) return;
-    if (spatial_) batch_norm_apply(x.data_as<float>(), y.data_as<float>(), x.dim(0), channels, per_sample / std::max<int64_t>(channels, 1), mul, add);
-    else batch_norm_apply(x.data_as<float>(), y.data_as<float>(), x.dim(0), per_sample, 1, mul, add);
+    if (spatial_)
+      batch_norm_apply(x.data_as<float>(), y.data_as<float>(), x.dim(0), channels,
+                       per_sample / std::max<int64_t>(channels, 1), mul, add);
+    else
+      batch_norm_apply(x.data_as<float>(), y.data_as<float>(), x.dim(0), per_sample, 1, mul, add);
   }
 
  private:
@@ -145,6 +151,8 @@ class BatchNormKernel : public OpKernel {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelInit& init) { return std::make_unique<BatchNormKernel>(init); }
+std::unique_ptr<OpKernel> make_batch_norm_kernel(const KernelInit& init) {
+  return std::make_unique<BatchNormKernel>(init);
+}
 
 }  // namespace pointrt::nn

@@ -55,10 +55,10 @@ struct ConvPlan {
   std::shared_ptr<void> op_desc;
   dnnl::primitive_desc pd;
   dnnl::primitive prim;
-  memory::desc x_md, y_md;           // layouts of the tensors the graph holds
+  memory::desc x_md, y_md;            // layouts of the tensors the graph holds
   memory::desc src_md, dst_md, w_md;  // layouts the primitive wants
   memory::desc w_plain_md, b_md;
-  memory packed_weights;              // weights reordered once (constant W only)
+  memory packed_weights;  // weights reordered once (constant W only)
   std::string impl;
   PreparedReorder src_reorder, sum_reorder, dst_reorder;  // only where the layouts differ
   // Global-max mode (pointwise Conv1d + max over points): one primitive per chunk length.
@@ -69,7 +69,7 @@ struct ConvPlan {
     dnnl::primitive prim;
     memory::desc src_md, dst_md;  // dense chunk layouts
     memory packed_weights;
-    PreparedReorder gather;       // strided view of X's chunk -> dense src
+    PreparedReorder gather;  // strided view of X's chunk -> dense src
   };
   Chunk main_chunk, tail_chunk;
   // Dilated "same" conv run as space-to-batch: sub-images of every dh-th row / dw-th column are
@@ -82,7 +82,6 @@ struct ConvPlan {
 // scratchpad scales with the chunk, and below ~160 tiles oneDNN's F(4x4,3x3) slows down
 // (layer3 of the PSPNet benchmark: 12.7 ms whole, 13.5 ms at 160 tiles, 22 ms at 80).
 constexpr int64_t kS2bMinTiles = 160;
-
 
 // Points per chunk in global-max mode: the chunk's output (M x chunk floats) stays in L2.
 constexpr int64_t kMaxChunkBytes = 1 << 20;
@@ -102,13 +101,15 @@ class ConvKernel : public OpKernel {
     src_blocked_ = at.get_int(kAttrSrcBlocked, 0) != 0;
     dst_blocked_ = at.get_int(kAttrDstBlocked, 0) != 0;
     if (const Tensor* w = init.constant_input(1)) {
-      if (w->dtype() != DType::kFloat32) fail(where_, ": input W has element type ", dtype_name(w->dtype()), ", expected float");
+      if (w->dtype() != DType::kFloat32)
+        fail(where_, ": input W has element type ", dtype_name(w->dtype()), ", expected float");
       weights_ = *w;
       weights_data_ = w->data();
       weights_shape_ = w->shape();
     }
     if (const Tensor* b = init.constant_input(2)) {
-      if (b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
+      if (b->dtype() != DType::kFloat32)
+        fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
       bias_ = *b;
     }
     // Build the primitive now when X's shape and W are known.
@@ -146,9 +147,12 @@ class ConvKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    if (x.dtype() != DType::kFloat32) fail(where_, ": input X has element type ", dtype_name(x.dtype()), ", expected float");
-    if (w.dtype() != DType::kFloat32) fail(where_, ": input W has element type ", dtype_name(w.dtype()), ", expected float");
-    if (b && b->dtype() != DType::kFloat32) fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
+    if (x.dtype() != DType::kFloat32)
+      fail(where_, ": input X has element type ", dtype_name(x.dtype()), ", expected float");
+    if (w.dtype() != DType::kFloat32)
+      fail(where_, ": input W has element type ", dtype_name(w.dtype()), ", expected float");
+    if (b && b->dtype() != DType::kFloat32)
+      fail(where_, ": input B has element type ", dtype_name(b->dtype()), ", expected float");
     std::shared_ptr<const ConvPlan> plan = plan_for(x.shape(), w.shape(), b ? &b->shape() : nullptr);
     Shape out_shape = plan->geo.output_shape();
     if (global_max_) return run_global_max(ctx, *plan, x, w, b);
@@ -157,7 +161,8 @@ class ConvKernel : public OpKernel {
     if (has_sum_) {
       const Tensor& s = ctx.input(3);
       if (s.shape() != out_shape || s.dtype() != DType::kFloat32)
-        fail(where_, ": fused Add input has shape ", shape_to_string(s.shape()), ", expected ", shape_to_string(out_shape));
+        fail(where_, ": fused Add input has shape ", shape_to_string(s.shape()), ", expected ",
+             shape_to_string(out_shape));
       if (sum_inplace_) {
         y = s;  // the pass proved nobody else reads this buffer
         ctx.set_output(0, y);
@@ -183,8 +188,10 @@ class ConvKernel : public OpKernel {
                     RunBuffers& buffers) const {
     const float* wdata = w.data_as<float>();
     memory wmem;
-    if (plan.packed_weights && is_packed_constant(w)) wmem = plan.packed_weights;
-    else if (plan.w_md == plan.w_plain_md) wmem = memory(plan.w_md, cpu_engine(), const_cast<float*>(wdata));
+    if (plan.packed_weights && is_packed_constant(w))
+      wmem = plan.packed_weights;
+    else if (plan.w_md == plan.w_plain_md)
+      wmem = memory(plan.w_md, cpu_engine(), const_cast<float*>(wdata));
     else {
       wmem = memory(plan.w_md, cpu_engine(), buffers.get(kWeightsSlot, plan.w_md.get_size()));
       reorder_memory(plan.w_plain_md, wdata, plan.w_md, wmem.get_data_handle());
@@ -228,8 +235,10 @@ class ConvKernel : public OpKernel {
           for (int64_t j = 0; j < ws; ++j) {
             float* bp = big + (big_row + j * dw + bb) * u;
             float* sp = small + (small_row + j) * u;
-            if (to_small) for (int64_t e = 0; e < u; ++e) sp[e] = bp[e];
-            else for (int64_t e = 0; e < u; ++e) bp[e] = sp[e];
+            if (to_small)
+              for (int64_t e = 0; e < u; ++e) sp[e] = bp[e];
+            else
+              for (int64_t e = 0; e < u; ++e) bp[e] = sp[e];
           }
         }
       }
@@ -256,7 +265,6 @@ class ConvKernel : public OpKernel {
     }
   }
 
-
   // True when `w` (the run's W) is the constant this kernel packed: the constant itself, or the
   // data-less placeholder the session leaves once the plain copy is released.
   bool is_packed_constant(const Tensor& w) const {
@@ -268,7 +276,8 @@ class ConvKernel : public OpKernel {
   static bool owns_packed_copy(const ConvPlan& p) {
     if (p.empty || p.use_ref) return false;
     if (p.sub) return owns_packed_copy(*p.sub);
-    if (p.main_chunk.prim) return p.main_chunk.packed_weights && (p.tail_chunk.length == 0 || p.tail_chunk.packed_weights);
+    if (p.main_chunk.prim)
+      return p.main_chunk.packed_weights && (p.tail_chunk.length == 0 || p.tail_chunk.packed_weights);
     return p.packed_weights && p.w_md != p.w_plain_md;
   }
 
@@ -276,14 +285,17 @@ class ConvKernel : public OpKernel {
     std::lock_guard<std::mutex> lock(mutex_);
     Shape key = plan_key(x);
     auto it = plans_.find(key);
-    if (it != plans_.end() && w == it->second->w_shape_key && (b != nullptr) == it->second->has_bias_key) return it->second->plan;
+    if (it != plans_.end() && w == it->second->w_shape_key && (b != nullptr) == it->second->has_bias_key)
+      return it->second->plan;
     if (weights_released_) {
       // The plain W is gone, so no new packing: a plan made for this shape under another thread
       // count computes the same result (oneDNN only splits the work differently).
       for (const auto& [k, e] : plans_)
-        if (Shape(k.begin(), k.end() - 1) == x && w == e->w_shape_key && (b != nullptr) == e->has_bias_key) return e->plan;
+        if (Shape(k.begin(), k.end() - 1) == x && w == e->w_shape_key && (b != nullptr) == e->has_bias_key)
+          return e->plan;
       fail(where_, ": input X has shape ", shape_to_string(x), ", but W was packed for ",
-           plans_.empty() ? std::string("no shape") : shape_to_string(Shape(plans_.begin()->first.begin(), plans_.begin()->first.end() - 1)),
+           plans_.empty() ? std::string("no shape")
+                          : shape_to_string(Shape(plans_.begin()->first.begin(), plans_.begin()->first.end() - 1)),
            " only and its plain copy released (the model declared that shape)");
     }
     auto entry = build_plan(x, w, b);
@@ -311,8 +323,10 @@ class ConvKernel : public OpKernel {
     }
     if (x.size() > 5) fail(where_, ": ", x.size() - 2, " spatial dimensions are not supported (at most 3)");
     try {
-      if (global_max_) build_global_max(*p, x, w, b != nullptr);
-      else if (!build_space_to_batch(*p, x, w, b != nullptr)) build_dnnl(*p, x, w, b != nullptr);
+      if (global_max_)
+        build_global_max(*p, x, w, b != nullptr);
+      else if (!build_space_to_batch(*p, x, w, b != nullptr))
+        build_dnnl(*p, x, w, b != nullptr);
     } catch (const dnnl::error&) {
       p->use_ref = true;
     }
@@ -329,16 +343,21 @@ class ConvKernel : public OpKernel {
     if (dh == 1 && dw == 1) return false;
     if (g.strides[0] != 1 || g.strides[1] != 1 || g.out_spatial != g.in_spatial) return false;
     if (g.in_spatial[0] % dh || g.in_spatial[1] % dw) return false;
-    if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.in_channels < 64 || g.out_channels < 64) return false;  // Winograd's case
+    if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.in_channels < 64 || g.out_channels < 64)
+      return false;  // Winograd's case
     for (int i = 0; i < 2; ++i)
       if (g.pad_begin[i] % g.dilations[i] || g.pad_end[i] % g.dilations[i]) return false;
-    if ((src_blocked_ && g.in_channels % channel_block()) || (dst_blocked_ && g.out_channels % channel_block())) return false;
+    if ((src_blocked_ && g.in_channels % channel_block()) || (dst_blocked_ && g.out_channels % channel_block()))
+      return false;
     // Sub-images per call: enough 4x4 output tiles to keep the Winograd GEMMs efficient.
     int64_t total = g.batch * dh * dw;
     int64_t tiles = ((g.in_spatial[0] / dh + 3) / 4) * ((g.in_spatial[1] / dw + 3) / 4);
     int64_t chunk = total;
     for (int64_t d = 1; d <= total; ++d)
-      if (total % d == 0 && d * tiles >= kS2bMinTiles) { chunk = d; break; }
+      if (total % d == 0 && d * tiles >= kS2bMinTiles) {
+        chunk = d;
+        break;
+      }
     auto sub = std::make_shared<ConvPlan>();
     sub->geo = g;
     sub->geo.batch = chunk;
@@ -362,8 +381,10 @@ class ConvKernel : public OpKernel {
   void build_dnnl(ConvPlan& p, const Shape& x, const Shape& w, bool has_bias, double layer_output_bytes = 0) const {
     const ConvGeometry& g = p.geo;
     size_t rank = x.size();
-    for (int64_t pb : g.pad_begin) if (pb < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
-    for (int64_t pe : g.pad_end) if (pe < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
+    for (int64_t pb : g.pad_begin)
+      if (pb < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
+    for (int64_t pe : g.pad_end)
+      if (pe < 0) throw dnnl::error(dnnl_unimplemented, "negative padding");
     Shape y = g.output_shape();
     bool grouped = g.group > 1;
     memory::dims wdims;
@@ -398,10 +419,11 @@ class ConvKernel : public OpKernel {
     auto try_make = [&](const memory::desc& src, const memory::desc& dst, dnnl::algorithm alg) -> bool {
       try {
         if (!transpose_) {
-          auto d = std::make_shared<dnnl::convolution_forward::desc>(
-              dnnl::prop_kind::forward_inference, alg, src, w_any, p.b_md, dst, strides, dil, pl, pr);
-          if (!has_bias) d = std::make_shared<dnnl::convolution_forward::desc>(
-              dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides, dil, pl, pr);
+          auto d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, alg, src,
+                                                                     w_any, p.b_md, dst, strides, dil, pl, pr);
+          if (!has_bias)
+            d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, alg, src, w_any,
+                                                                  dst, strides, dil, pl, pr);
           auto pd = dnnl::convolution_forward::primitive_desc(*d, attr, cpu_engine());
           // Winograd: the first implementation whose memory is worth it (oneDNN lists F(4x4,3x3)
           // before F(2x2,3x3), which keeps smaller weights and scratchpad).
@@ -409,17 +431,22 @@ class ConvKernel : public OpKernel {
             while (!winograd_worth_its_memory(pd.weights_desc().get_size() - plain_weight_bytes, layer_output_bytes))
               if (!pd.next_impl()) return false;
           p.op_desc = d;
-          p.src_md = pd.src_desc(); p.dst_md = pd.dst_desc(); p.w_md = pd.weights_desc();
+          p.src_md = pd.src_desc();
+          p.dst_md = pd.dst_desc();
+          p.w_md = pd.weights_desc();
           p.pd = pd;
           p.prim = dnnl::convolution_forward(pd);
         } else {
-          auto d = std::make_shared<dnnl::deconvolution_forward::desc>(
-              dnnl::prop_kind::forward_inference, alg, src, w_any, p.b_md, dst, strides, dil, pl, pr);
-          if (!has_bias) d = std::make_shared<dnnl::deconvolution_forward::desc>(
-              dnnl::prop_kind::forward_inference, alg, src, w_any, dst, strides, dil, pl, pr);
+          auto d = std::make_shared<dnnl::deconvolution_forward::desc>(dnnl::prop_kind::forward_inference, alg, src,
+                                                                       w_any, p.b_md, dst, strides, dil, pl, pr);
+          if (!has_bias)
+            d = std::make_shared<dnnl::deconvolution_forward::desc>(dnnl::prop_kind::forward_inference, alg, src, w_any,
+                                                                    dst, strides, dil, pl, pr);
           auto pd = dnnl::deconvolution_forward::primitive_desc(*d, attr, cpu_engine());
           p.op_desc = d;
-          p.src_md = pd.src_desc(); p.dst_md = pd.dst_desc(); p.w_md = pd.weights_desc();
+          p.src_md = pd.src_desc();
+          p.dst_md = pd.dst_desc();
+          p.w_md = pd.weights_desc();
           p.pd = pd;
           p.prim = dnnl::deconvolution_forward(pd);
         }
@@ -434,15 +461,16 @@ class ConvKernel : public OpKernel {
     bool made = false;
     dnnl::algorithm direct = transpose_ ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
     // Winograd for 3x3 stride-1 layers with enough channels, where oneDNN accepts it.
-    bool wino_shape = !transpose_ && rank == 4 && !grouped && g.kernel[0] == 3 && g.kernel[1] == 3 && g.strides[0] == 1 &&
-                      g.strides[1] == 1 && g.dilations[0] == 1 && g.dilations[1] == 1 && g.in_channels >= 64 &&
-                      g.out_channels >= 64 && winograd_enabled();
+    bool wino_shape = !transpose_ && rank == 4 && !grouped && g.kernel[0] == 3 && g.kernel[1] == 3 &&
+                      g.strides[0] == 1 && g.strides[1] == 1 && g.dilations[0] == 1 && g.dilations[1] == 1 &&
+                      g.in_channels >= 64 && g.out_channels >= 64 && winograd_enabled();
     if (wino_shape) {
       memory::desc dst = dst_blocked_ ? p.y_md : dst_any;
       made = try_make(src_want, dst, dnnl::algorithm::convolution_winograd);
     }
     if (!made) {
-      if (dst_blocked_) made = try_make(src_want, p.y_md, direct);
+      if (dst_blocked_)
+        made = try_make(src_want, p.y_md, direct);
       else {
         // Plain destination (an edge read by another family, or a graph output). A pointwise
         // conv without post-ops on plain data is one GEMM (W [M, C] x X [C, HW]): take oneDNN's
@@ -468,7 +496,8 @@ class ConvKernel : public OpKernel {
     }
 
     if (weights_.defined() && weights_.shape() == w) {
-      if (p.w_md == p.w_plain_md) p.packed_weights = memory(p.w_md, cpu_engine(), const_cast<void*>(weights_.data()));
+      if (p.w_md == p.w_plain_md)
+        p.packed_weights = memory(p.w_md, cpu_engine(), const_cast<void*>(weights_.data()));
       else {
         p.packed_weights = memory(p.w_md, cpu_engine());
         reorder_memory(p.w_plain_md, weights_.data(), p.w_md, p.packed_weights.get_data_handle());
@@ -481,7 +510,8 @@ class ConvKernel : public OpKernel {
     const ConvGeometry& g = p.geo;
     if (x.size() != 3 || g.group != 1) throw dnnl::error(dnnl_unimplemented, "global max needs a 1D conv");
     int64_t c = g.in_channels, m = g.out_channels, points = g.out_spatial[0];
-    int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(points, kMaxChunkBytes / (4 * std::max<int64_t>(m, 1)) / 16 * 16));
+    int64_t chunk =
+        std::max<int64_t>(16, std::min<int64_t>(points, kMaxChunkBytes / (4 * std::max<int64_t>(m, 1)) / 16 * 16));
     p.w_plain_md = memory::desc({m, c, 1}, memory::data_type::f32, tag::abc);
     p.b_md = memory::desc({m}, memory::data_type::f32, tag::x);
     p.x_md = f32_desc(x, src_blocked_ ? blocked_tag(3) : plain_tag(3));
@@ -498,11 +528,13 @@ class ConvKernel : public OpKernel {
       memory::desc w_any({m, c, 1}, memory::data_type::f32, tag::any);
       std::shared_ptr<dnnl::convolution_forward::desc> d;
       if (has_bias)
-        d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                              ch.src_md, w_any, p.b_md, ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
+        d = std::make_shared<dnnl::convolution_forward::desc>(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, ch.src_md, w_any, p.b_md,
+            ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
       else
-        d = std::make_shared<dnnl::convolution_forward::desc>(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                              ch.src_md, w_any, ch.dst_md, memory::dims{1}, memory::dims{0}, memory::dims{0});
+        d = std::make_shared<dnnl::convolution_forward::desc>(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, ch.src_md, w_any, ch.dst_md,
+            memory::dims{1}, memory::dims{0}, memory::dims{0});
       ch.op_desc = d;
       // X's chunk as a strided view of the whole tensor in the graph's layout (pointer offset
       // chosen per chunk at run time).
@@ -579,8 +611,10 @@ class ConvKernel : public OpKernel {
 #pragma omp parallel for schedule(static) if (groups * len > 65536)
         for (int64_t gi = 0; gi < groups; ++gi) {
           if (blocked_dst) {
-            if (blk == 16) running_max_block<16>(dst + gi * len * 16, len, acc + gi * 16);
-            else running_max_block<8>(dst + gi * len * 8, len, acc + gi * 8);
+            if (blk == 16)
+              running_max_block<16>(dst + gi * len * 16, len, acc + gi * 16);
+            else
+              running_max_block<8>(dst + gi * len * 8, len, acc + gi * 8);
           } else {
             const float* d = dst + gi * len;
             float a = acc[gi];
@@ -617,8 +651,10 @@ class ConvKernel : public OpKernel {
     }
     Tensor yp = Tensor::allocate(DType::kFloat32, ys);
     const float* bias = b ? b->data_as<float>() : nullptr;
-    if (transpose_) conv_transpose_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
-    else conv_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
+    if (transpose_)
+      conv_transpose_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
+    else
+      conv_ref(g, xp.data_as<float>(), w.data_as<float>(), bias, yp.data_as<float>());
     Tensor sum;
     if (has_sum_) {
       sum = y;  // holds the Add operand in y's layout
@@ -633,8 +669,10 @@ class ConvKernel : public OpKernel {
       float v = yd[i] + (has_sum_ ? sum.data_as<float>()[i] : 0.f);
       yd[i] = relu_ && v < 0 ? 0.f : v;
     }
-    if (dst_blocked_) reorder_memory(f32_desc(ys, plain_tag(rank)), yd, f32_desc(ys, blocked_tag(rank)), y.data());
-    else std::memcpy(y.data(), yd, yp.nbytes());
+    if (dst_blocked_)
+      reorder_memory(f32_desc(ys, plain_tag(rank)), yd, f32_desc(ys, blocked_tag(rank)), y.data());
+    else
+      std::memcpy(y.data(), yd, yp.nbytes());
   }
 
   std::string where_;
@@ -645,7 +683,7 @@ class ConvKernel : public OpKernel {
   Tensor weights_, bias_;
   const void* weights_data_ = nullptr;  // identity of the constant W (kept after its release)
   Shape weights_shape_;
-  bool weights_released_ = false;       // only packed copies of W remain
+  bool weights_released_ = false;  // only packed copies of W remain
   mutable std::mutex mutex_;
   mutable std::map<Shape, std::shared_ptr<Entry>> plans_;
 };
@@ -679,11 +717,15 @@ bool winograd_worth_its_memory(double extra_weight_bytes, double layer_output_by
   return extra_weight_bytes <= std::max(kPerOutputByte * layer_output_bytes, kAlwaysBytes);
 }
 
-std::unique_ptr<OpKernel> make_conv_kernel(const KernelInit& init) { return std::make_unique<ConvKernel>(init, false, false); }
+std::unique_ptr<OpKernel> make_conv_kernel(const KernelInit& init) {
+  return std::make_unique<ConvKernel>(init, false, false);
+}
 std::unique_ptr<OpKernel> make_conv_transpose_kernel(const KernelInit& init) {
   return std::make_unique<ConvKernel>(init, true, false);
 }
-std::unique_ptr<OpKernel> make_fused_conv_kernel(const KernelInit& init) { return std::make_unique<ConvKernel>(init, false, true); }
+std::unique_ptr<OpKernel> make_fused_conv_kernel(const KernelInit& init) {
+  return std::make_unique<ConvKernel>(init, false, true);
+}
 
 std::string conv_impl_name(const OpKernel& k, const Shape& x) {
   auto* c = dynamic_cast<const ConvKernel*>(&k);

@@ -39,10 +39,10 @@ struct ConvAttrs {
   bool transpose = false;
   AutoPad auto_pad = AutoPad::kNotSet;
   int64_t group = 1;
-  std::vector<int64_t> kernel_shape;    // empty: from W
+  std::vector<int64_t> kernel_shape;              // empty: from W
   std::vector<int64_t> strides, dilations, pads;  // empty: defaults once the rank is known
-  std::vector<int64_t> output_padding;  // ConvTranspose
-  std::vector<int64_t> output_shape;    // ConvTranspose, spatial only (N, C stripped)
+  std::vector<int64_t> output_padding;            // ConvTranspose
+  std::vector<int64_t> output_shape;              // ConvTranspose, spatial only (N, C stripped)
 };
 ConvAttrs parse_conv_attrs(const Attributes& attrs, bool transpose, const std::string& where);
 
@@ -51,7 +51,7 @@ struct ConvGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
   Shape in_spatial, out_spatial, kernel;
   std::vector<int64_t> strides, dilations, pad_begin, pad_end;  // pads may be < 0 (transpose)
-  Shape output_shape() const;  // [N, M, O..]
+  Shape output_shape() const;                                   // [N, M, O..]
 };
 /// Check X/W (/B) shapes and compute the geometry; errors name the node and the input.
 ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, const Shape* b,

@@ -16,7 +16,10 @@ struct Geo3 {
 Geo3 to_geo3(const ConvGeometry& g) {
   Geo3 r{};
   size_t n = g.in_spatial.size(), off = 3 - n;
-  for (int i = 0; i < 3; ++i) { r.in[i] = r.out[i] = r.k[i] = r.s[i] = r.d[i] = 1; r.p[i] = 0; }
+  for (int i = 0; i < 3; ++i) {
+    r.in[i] = r.out[i] = r.k[i] = r.s[i] = r.d[i] = 1;
+    r.p[i] = 0;
+  }
   for (size_t i = 0; i < n; ++i) {
     r.in[off + i] = g.in_spatial[i];
     r.out[off + i] = g.out_spatial[i];
@@ -88,7 +91,8 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
                            const std::string& where) {
   if (x.size() < 3) fail(where, ": input X must have rank >= 3 ([N, C, spatial...]), got shape ", shape_to_string(x));
   if (w.size() != x.size())
-    fail(where, ": input W has shape ", shape_to_string(w), ", expected rank ", x.size(), " to match X ", shape_to_string(x));
+    fail(where, ": input W has shape ", shape_to_string(w), ", expected rank ", x.size(), " to match X ",
+         shape_to_string(x));
   size_t nsp = x.size() - 2;
   ConvGeometry g;
   g.batch = x[0];
@@ -101,8 +105,7 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
          shape_to_string(g.kernel));
   for (int64_t k : g.kernel)
     if (k < 1) fail(where, ": W has an empty kernel ", shape_to_string(w));
-  if (g.in_channels % g.group)
-    fail(where, ": X has ", g.in_channels, " channels, not divisible by group ", g.group);
+  if (g.in_channels % g.group) fail(where, ": X has ", g.in_channels, " channels, not divisible by group ", g.group);
   if (!a.transpose) {
     if (w[1] * g.group != g.in_channels)
       fail(where, ": W ", shape_to_string(w), " expects ", w[1] * g.group, " input channels (W[1] * group ", g.group,
@@ -112,8 +115,8 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
       fail(where, ": W has ", g.out_channels, " output channels, not divisible by group ", g.group);
   } else {
     if (w[0] != g.in_channels)
-      fail(where, ": W ", shape_to_string(w), " expects ", w[0], " input channels (W[0]), X ", shape_to_string(x), " has ",
-           g.in_channels);
+      fail(where, ": W ", shape_to_string(w), " expects ", w[0], " input channels (W[0]), X ", shape_to_string(x),
+           " has ", g.in_channels);
     g.out_channels = w[1] * g.group;
   }
   if (b) {
@@ -142,8 +145,8 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
       }
       int64_t span = in + g.pad_begin[i] + g.pad_end[i] - dk;
       if (span < 0)
-        fail(where, ": input X ", shape_to_string(x), " is smaller than the dilated kernel (", dk, ") in spatial dim ", i,
-             " even with padding");
+        fail(where, ": input X ", shape_to_string(x), " is smaller than the dilated kernel (", dk, ") in spatial dim ",
+             i, " even with padding");
       g.out_spatial[i] = span / s + 1;
     } else {
       std::vector<int64_t> op = per_dim(a.output_padding, "output_padding", 0, nsp);

@@ -9,8 +9,8 @@
 // other kernel ever sees a blocked tensor and graph outputs are always plain.
 #pragma once
 
-#include <dnnl.hpp>
 #include <omp.h>
+#include <dnnl.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -29,7 +29,7 @@ inline constexpr const char* kAttrDstBlocked = "__pointrt_dst_blocked";  // outp
 inline constexpr const char* kAttrPostRelu = "__pointrt_post_relu";      // FusedConv: ReLU after sum
 inline constexpr const char* kAttrSumInput = "__pointrt_sum_input";      // FusedConv: input 3 is added
 inline constexpr const char* kAttrSumInPlace = "__pointrt_sum_inplace";  // FusedConv: may write into input 3
-inline constexpr const char* kAttrSqueeze = "__pointrt_squeeze";          // global max: output [N, C]
+inline constexpr const char* kAttrSqueeze = "__pointrt_squeeze";         // global max: output [N, C]
 inline constexpr const char* kAttrGlobalMax = "__pointrt_global_max";    // FusedConv: max over points
 
 /// The process-wide CPU engine.
@@ -38,7 +38,13 @@ const dnnl::engine& cpu_engine();
 dnnl::stream& thread_stream();
 
 enum BufferSlot {
-  kScratchpadSlot = 0, kSrcSlot = 1, kDstSlot = 2, kWeightsSlot = 3, kS2bSrcSlot = 4, kS2bDstSlot = 5, kNumSlots = 6
+  kScratchpadSlot = 0,
+  kSrcSlot = 1,
+  kDstSlot = 2,
+  kWeightsSlot = 3,
+  kS2bSrcSlot = 4,
+  kS2bDstSlot = 5,
+  kNumSlots = 6
 };
 /// The temporary buffers of one kernel run (scratchpad, reordered source, temporary destination,
 /// ...; `slot` tells them apart), 4096-byte aligned, taken from the run's allocator

@@ -48,7 +48,8 @@ Uses compute_uses(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].removed) continue;
     for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k)
-      if (g.nodes[i].inputs[k] >= 0) u.readers[g.nodes[i].inputs[k]].push_back({static_cast<int>(i), static_cast<int>(k)});
+      if (g.nodes[i].inputs[k] >= 0)
+        u.readers[g.nodes[i].inputs[k]].push_back({static_cast<int>(i), static_cast<int>(k)});
   }
   for (int o : g.outputs) u.graph_output[o] = true;
   return u;
@@ -101,7 +102,8 @@ bool fold_batch_norms(Graph& g) {
     if (bn.opset < 9 && bn.attrs.get_int("spatial", 1) == 0) continue;
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k)
-      if (bn.outputs[k] >= 0 && (!u.readers[bn.outputs[k]].empty() || u.graph_output[bn.outputs[k]])) extra_outputs = true;
+      if (bn.outputs[k] >= 0 && (!u.readers[bn.outputs[k]].empty() || u.graph_output[bn.outputs[k]]))
+        extra_outputs = true;
     if (extra_outputs) continue;
     const Tensor* w = constant_f32(g, conv.inputs[1]);
     const Tensor* b = conv.inputs.size() > 2 ? constant_f32(g, conv.inputs[2]) : nullptr;
@@ -164,14 +166,18 @@ bool fuse_residual_adds(Graph& g) {
       int c = add.inputs[k], o = add.inputs[1 - k];
       if (c < 0 || o < 0 || c == o) continue;
       int p = g.values[c].producer;
-      if (p < 0 || !is_conv_like(g.nodes[p]) || g.nodes[p].outputs.size() != 1 || g.nodes[p].inputs.size() > 3) continue;
+      if (p < 0 || !is_conv_like(g.nodes[p]) || g.nodes[p].outputs.size() != 1 || g.nodes[p].inputs.size() > 3)
+        continue;
       const Node& conv = g.nodes[p];
       if (conv.attrs.get_int(kAttrPostRelu, 0) || conv.attrs.get_int(kAttrSumInput, 0)) continue;
       if (!single_reader(u, c) || !same_shape(g.values[c], g.values[o])) continue;
       if (g.values[c].dtype != DType::kFloat32 || g.values[o].dtype != DType::kFloat32) continue;
       int op = g.values[o].producer;
       if (op >= p) continue;  // `other` must exist before the conv runs
-      if (p > best) { best = p; best_other = o; }
+      if (p > best) {
+        best = p;
+        best_other = o;
+      }
     }
     if (best < 0) continue;
     Node& conv = g.nodes[best];
@@ -220,8 +226,7 @@ bool fuse_relus(Graph& g) {
 }
 
 bool is_window_pool(const Node& n) {
-  return (is_onnx(n, "MaxPool") || is_onnx(n, "AveragePool")) &&
-         (n.outputs.size() < 2 || n.outputs[1] < 0);
+  return (is_onnx(n, "MaxPool") || is_onnx(n, "AveragePool")) && (n.outputs.size() < 2 || n.outputs[1] < 0);
 }
 bool is_global_pool(const Node& n) { return is_onnx(n, "GlobalAveragePool") || is_onnx(n, "GlobalMaxPool"); }
 
@@ -325,7 +330,8 @@ bool choose_blocked_edges(Graph& g) {
       }
       const Node& p = g.nodes[g.values[v].producer];
       if (ok && is_window_pool(p) && !(p.inputs[0] >= 0 && blocked[p.inputs[0]])) ok = false;
-      if (ok && is_fused_conv(p) && p.attrs.get_int(kAttrSumInput, 0) && !(p.inputs[3] >= 0 && blocked[p.inputs[3]])) ok = false;
+      if (ok && is_fused_conv(p) && p.attrs.get_int(kAttrSumInput, 0) && !(p.inputs[3] >= 0 && blocked[p.inputs[3]]))
+        ok = false;
       if (!ok) {
         blocked[v] = 0;
         again = true;
@@ -337,8 +343,14 @@ bool choose_blocked_edges(Graph& g) {
     if (n.removed) continue;
     bool reader = is_conv_like(n) || is_window_pool(n) || is_global_pool(n);
     if (!reader) continue;
-    if (!n.inputs.empty() && n.inputs[0] >= 0 && blocked[n.inputs[0]]) { set_int(n, kAttrSrcBlocked, 1); changed = true; }
-    if (!n.outputs.empty() && n.outputs[0] >= 0 && blocked[n.outputs[0]]) { set_int(n, kAttrDstBlocked, 1); changed = true; }
+    if (!n.inputs.empty() && n.inputs[0] >= 0 && blocked[n.inputs[0]]) {
+      set_int(n, kAttrSrcBlocked, 1);
+      changed = true;
+    }
+    if (!n.outputs.empty() && n.outputs[0] >= 0 && blocked[n.outputs[0]]) {
+      set_int(n, kAttrDstBlocked, 1);
+      changed = true;
+    }
   }
   return changed;
 }

@@ -46,8 +46,7 @@ class PoolKernel : public OpKernel {
       }
       try {
         plans_[plan_key(s)] = build_plan(s);
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
     }
   }
 
@@ -55,7 +54,8 @@ class PoolKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     DType t = x.dtype();
     bool is_f32 = t == DType::kFloat32;
-    if (!is_f32 && !(attrs_.kind == PoolKind::kMax && (t == DType::kInt8 || t == DType::kUInt8 || t == DType::kFloat64)))
+    if (!is_f32 &&
+        !(attrs_.kind == PoolKind::kMax && (t == DType::kInt8 || t == DType::kUInt8 || t == DType::kFloat64)))
       fail(where_, ": input X has element type ", dtype_name(t), ", which this operator does not support");
     if (!is_f32) {
       PoolGeometry g = pool_geometry(attrs_, x.shape(), where_);
@@ -80,14 +80,19 @@ class PoolKernel : public OpKernel {
       Tensor plain;
       if (src_blocked_) {
         plain = Tensor::allocate(DType::kFloat32, x.shape());
-        reorder_memory(f32_desc(x.shape(), blocked_tag(x.rank())), x.data(), f32_desc(x.shape(), plain_tag(x.rank())), plain.data());
+        reorder_memory(f32_desc(x.shape(), blocked_tag(x.rank())), x.data(), f32_desc(x.shape(), plain_tag(x.rank())),
+                       plain.data());
         xd = plain.data_as<float>();
       }
       Tensor out = dst_blocked_ ? Tensor::allocate(DType::kFloat32, ys) : y;
-      if (attrs_.kind == PoolKind::kMax) max_pool_ref<float>(plan->geo, attrs_.storage_order, xd, out.data_as<float>(), ind);
-      else average_pool_ref(plan->geo, attrs_.count_include_pad || attrs_.global, xd, out.data_as<float>());
-      if (dst_blocked_) reorder_memory(f32_desc(ys, plain_tag(ys.size())), out.data(), f32_desc(ys, blocked_tag(ys.size())), y.data());
-      else if (out.data() != y.data()) std::memcpy(y.data(), out.data(), out.nbytes());
+      if (attrs_.kind == PoolKind::kMax)
+        max_pool_ref<float>(plan->geo, attrs_.storage_order, xd, out.data_as<float>(), ind);
+      else
+        average_pool_ref(plan->geo, attrs_.count_include_pad || attrs_.global, xd, out.data_as<float>());
+      if (dst_blocked_)
+        reorder_memory(f32_desc(ys, plain_tag(ys.size())), out.data(), f32_desc(ys, blocked_tag(ys.size())), y.data());
+      else if (out.data() != y.data())
+        std::memcpy(y.data(), out.data(), out.nbytes());
       return;
     }
     std::unordered_map<int, memory> args;
@@ -125,14 +130,16 @@ class PoolKernel : public OpKernel {
       // oneDNN computes O = floor((D + pl + pr - dk) / s) + 1: keep the model's end padding
       // when that already gives O, else extend it (ceil mode).
       int64_t in = g.in_spatial[i], pe = g.pad_end[i];
-      if ((in + g.pad_begin[i] + pe - dk) / g.strides[i] + 1 == g.out_spatial[i]) pr[i] = pe;
+      if ((in + g.pad_begin[i] + pe - dk) / g.strides[i] + 1 == g.out_spatial[i])
+        pr[i] = pe;
       else {
         pr[i] = (g.out_spatial[i] - 1) * g.strides[i] + dk - in - g.pad_begin[i];
       }
     }
-    dnnl::algorithm alg = attrs_.kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
-                          : (attrs_.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                                      : dnnl::algorithm::pooling_avg_exclude_padding);
+    dnnl::algorithm alg = attrs_.kind == PoolKind::kMax
+                              ? dnnl::algorithm::pooling_max
+                              : (attrs_.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                          : dnnl::algorithm::pooling_avg_exclude_padding);
     Shape ys = g.output_shape();
     p->src_md = f32_desc(x, src_blocked_ ? blocked_tag(x.size()) : plain_tag(x.size()));
     bool dst_blocked = dst_blocked_ || (attrs_.global && src_blocked_);

@@ -50,7 +50,8 @@ PoolGeometry pool_geometry(const PoolAttrs& a, const Shape& x, const std::string
     return g;
   }
   if (a.kernel_shape.size() != nsp)
-    fail(where, ": attribute kernel_shape has ", a.kernel_shape.size(), " values, expected ", nsp, " for X ", shape_to_string(x));
+    fail(where, ": attribute kernel_shape has ", a.kernel_shape.size(), " values, expected ", nsp, " for X ",
+         shape_to_string(x));
   const std::string for_x = "X " + shape_to_string(x);
   auto per_dim = [&](const std::vector<int64_t>& v, const char* name, int64_t dflt, size_t n) {
     return window_attr_values(v, name, dflt, n, where, for_x);
@@ -75,7 +76,8 @@ PoolGeometry pool_geometry(const PoolAttrs& a, const Shape& x, const std::string
     if (a.auto_pad == AutoPad::kValid) g.pad_begin[i] = g.pad_end[i] = 0;
     int64_t span = in + g.pad_begin[i] + g.pad_end[i] - dk;
     if (span < 0)
-      fail(where, ": input X ", shape_to_string(x), " is smaller than the (dilated) window ", dk, " in spatial dim ", i);
+      fail(where, ": input X ", shape_to_string(x), " is smaller than the (dilated) window ", dk, " in spatial dim ",
+           i);
     int64_t out = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
     if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[i]) --out;
     g.out_spatial[i] = out;
@@ -119,7 +121,10 @@ void max_pool_ref(const PoolGeometry& g, int64_t storage_order, const T* x, T* y
         bool inside = true;
         for (size_t i = 0; i < nsp; ++i) {
           int64_t p = o.idx[i] * g.strides[i] - g.pad_begin[i] + k.idx[i] * g.dilations[i];
-          if (p < 0 || p >= g.in_spatial[i]) { inside = false; break; }
+          if (p < 0 || p >= g.in_spatial[i]) {
+            inside = false;
+            break;
+          }
           off = off * g.in_spatial[i] + p;
         }
         if (!inside) continue;
@@ -141,12 +146,16 @@ void max_pool_ref(const PoolGeometry& g, int64_t storage_order, const T* x, T* y
       if (indices) {
         int64_t flat = 0;
         if (best_pos >= 0) {
-          if (storage_order == 0) flat = best_pos;
+          if (storage_order == 0)
+            flat = best_pos;
           else {
             // decompose the row-major offset and re-linearise column-major
             std::vector<int64_t> c(nsp);
             int64_t r = best_pos;
-            for (size_t i = nsp; i-- > 0;) { c[i] = r % g.in_spatial[i]; r /= g.in_spatial[i]; }
+            for (size_t i = nsp; i-- > 0;) {
+              c[i] = r % g.in_spatial[i];
+              r /= g.in_spatial[i];
+            }
             for (size_t i = nsp; i-- > 0;) flat = flat * g.in_spatial[i] + c[i];
           }
         }
@@ -179,11 +188,16 @@ void average_pool_ref(const PoolGeometry& g, bool count_include_pad, const float
         bool inside = true;
         for (size_t i = 0; i < nsp; ++i) {
           int64_t p = o.idx[i] * g.strides[i] - g.pad_begin[i] + k.idx[i] * g.dilations[i];
-          if (p < 0 || p >= g.in_spatial[i]) inside = false;
-          else off = off * g.in_spatial[i] + p;
+          if (p < 0 || p >= g.in_spatial[i])
+            inside = false;
+          else
+            off = off * g.in_spatial[i] + p;
         }
-        if (inside) { sum += xp[off]; ++count; }
-        else if (count_include_pad) ++count;
+        if (inside) {
+          sum += xp[off];
+          ++count;
+        } else if (count_include_pad)
+          ++count;
       } while (k.next(g.kernel));
       y[plane * out_size + oi] = count ? static_cast<float>(sum / count) : 0.f;
       ++oi;

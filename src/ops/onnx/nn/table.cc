@@ -11,10 +11,13 @@ void register_onnx_nn(OpTable& t) {
          "oneDNN deconvolution; output_shape/output_padding/auto_pad"});
   t.add({"", "BatchNormalization", 7, 21, kFloat32Only, make_batch_norm_kernel,
          "inference only (training_mode=1 is an error); folded into a preceding Conv"});
-  t.add({"", "MaxPool", 7, 11, kFloatTypes, make_max_pool_kernel, "oneDNN for float32; Indices via the reference kernel"});
-  t.add({"", "MaxPool", 12, 21, max_pool_types, make_max_pool_kernel, "oneDNN for float32; Indices via the reference kernel"});
+  t.add({"", "MaxPool", 7, 11, kFloatTypes, make_max_pool_kernel,
+         "oneDNN for float32; Indices via the reference kernel"});
+  t.add({"", "MaxPool", 12, 21, max_pool_types, make_max_pool_kernel,
+         "oneDNN for float32; Indices via the reference kernel"});
   t.add({"", "AveragePool", 7, 21, kFloat32Only, make_average_pool_kernel, "oneDNN; count_include_pad, ceil_mode"});
-  t.add({"", "GlobalAveragePool", 1, 21, kFloat32Only, make_global_average_pool_kernel, "oneDNN (unchanged since opset 1)"});
+  t.add({"", "GlobalAveragePool", 1, 21, kFloat32Only, make_global_average_pool_kernel,
+         "oneDNN (unchanged since opset 1)"});
   t.add({"", "GlobalMaxPool", 1, 21, kFloat32Only, make_global_max_pool_kernel, "oneDNN (unchanged since opset 1)"});
   t.add({kInternalDomain, "FusedConv", 1, 1, kFloat32Only, make_fused_conv_kernel,
          "internal: Conv + folded BatchNorm + residual Add + Relu (made by the nn pass)"});

@@ -14,8 +14,10 @@ using namespace reduce_detail;
 // True when `v` should replace the current best `best`.
 template <bool kMax, bool kLast, typename T>
 inline bool better(T v, T best) {
-  if constexpr (kMax) return kLast ? v >= best : v > best;
-  else return kLast ? v <= best : v < best;
+  if constexpr (kMax)
+    return kLast ? v >= best : v > best;
+  else
+    return kLast ? v <= best : v < best;
 }
 
 template <typename T, bool kMax, bool kLast>
@@ -31,19 +33,32 @@ void arg_typed(const T* x, int64_t outer, int64_t R, int64_t inner, int64_t* y) 
       int nan = 0;
       if constexpr (kMax) {
 #pragma omp simd reduction(max : m) reduction(| : nan)
-        for (int64_t r = 0; r < R; ++r) { m = row[r] > m ? row[r] : m; nan |= row[r] != row[r]; }
+        for (int64_t r = 0; r < R; ++r) {
+          m = row[r] > m ? row[r] : m;
+          nan |= row[r] != row[r];
+        }
       } else {
 #pragma omp simd reduction(min : m) reduction(| : nan)
-        for (int64_t r = 0; r < R; ++r) { m = row[r] < m ? row[r] : m; nan |= row[r] != row[r]; }
+        for (int64_t r = 0; r < R; ++r) {
+          m = row[r] < m ? row[r] : m;
+          nan |= row[r] != row[r];
+        }
       }
       int64_t idx = 0;
       if (!nan) {
-        if (kLast) { idx = R - 1; while (row[idx] != m) --idx; }
-        else { while (row[idx] != m) ++idx; }
+        if (kLast) {
+          idx = R - 1;
+          while (row[idx] != m) --idx;
+        } else {
+          while (row[idx] != m) ++idx;
+        }
       } else {
         T best = row[0];
         for (int64_t r = 1; r < R; ++r)
-          if (better<kMax, kLast>(row[r], best)) { best = row[r]; idx = r; }
+          if (better<kMax, kLast>(row[r], best)) {
+            best = row[r];
+            idx = r;
+          }
       }
       y[o] = idx;
     }
@@ -58,11 +73,17 @@ void arg_typed(const T* x, int64_t outer, int64_t R, int64_t inner, int64_t* y) 
       T best[kBlock];
       int64_t idx[kBlock];
       const T* base = x + o * R * inner + i0;
-      for (int64_t j = 0; j < n; ++j) { best[j] = base[j]; idx[j] = 0; }
+      for (int64_t j = 0; j < n; ++j) {
+        best[j] = base[j];
+        idx[j] = 0;
+      }
       for (int64_t r = 1; r < R; ++r) {
         const T* row = base + r * inner;
         for (int64_t j = 0; j < n; ++j)
-          if (better<kMax, kLast>(row[j], best[j])) { best[j] = row[j]; idx[j] = r; }
+          if (better<kMax, kLast>(row[j], best[j])) {
+            best[j] = row[j];
+            idx[j] = r;
+          }
       }
       std::copy(idx, idx + n, y + o * inner + i0);
     }
@@ -82,8 +103,10 @@ class ArgReduceKernel : public OpKernel {
       fail(ctx.where(), ": cannot take ", is_max_ ? "ArgMax" : "ArgMin", " over axis ", axis_,
            " of size 0 (input shape ", shape_to_string(x.shape()), ")");
     Shape out = x.shape();
-    if (keepdims_) out[axis] = 1;
-    else out.erase(out.begin() + axis);
+    if (keepdims_)
+      out[axis] = 1;
+    else
+      out.erase(out.begin() + axis);
     Tensor& y = ctx.output(0, DType::kInt64, out);
     arg_reduce_optimized(x, axis, is_max_, select_last_, y);
   }
@@ -105,11 +128,15 @@ void arg_reduce_optimized(const Tensor& x, int64_t axis, bool is_max, bool selec
     const T* in = x.data_as<T>();
     int64_t* out = y.data_as<int64_t>();
     if (is_max) {
-      if (select_last) arg_typed<T, true, true>(in, s.outer, s.axis_dim, s.inner, out);
-      else arg_typed<T, true, false>(in, s.outer, s.axis_dim, s.inner, out);
+      if (select_last)
+        arg_typed<T, true, true>(in, s.outer, s.axis_dim, s.inner, out);
+      else
+        arg_typed<T, true, false>(in, s.outer, s.axis_dim, s.inner, out);
     } else {
-      if (select_last) arg_typed<T, false, true>(in, s.outer, s.axis_dim, s.inner, out);
-      else arg_typed<T, false, false>(in, s.outer, s.axis_dim, s.inner, out);
+      if (select_last)
+        arg_typed<T, false, true>(in, s.outer, s.axis_dim, s.inner, out);
+      else
+        arg_typed<T, false, false>(in, s.outer, s.axis_dim, s.inner, out);
     }
   });
 }

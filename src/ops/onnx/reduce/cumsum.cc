@@ -44,8 +44,13 @@ void cumsum_typed(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, boo
       T* out = y + o * R;
       T sum = T(0);
       for (int64_t k = 0, r = first; k < R; ++k, r += step) {
-        if (exclusive) { out[r] = sum; sum = wadd(sum, in[r]); }
-        else { sum = wadd(sum, in[r]); out[r] = sum; }
+        if (exclusive) {
+          out[r] = sum;
+          sum = wadd(sum, in[r]);
+        } else {
+          sum = wadd(sum, in[r]);
+          out[r] = sum;
+        }
       }
     }
     return;
@@ -62,9 +67,15 @@ void cumsum_typed(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, boo
         const T* in = x + (o * R + r) * inner + i0;
         T* out = y + (o * R + r) * inner + i0;
         if (exclusive)
-          for (int64_t j = 0; j < n; ++j) { out[j] = sum[j]; sum[j] = wadd(sum[j], in[j]); }
+          for (int64_t j = 0; j < n; ++j) {
+            out[j] = sum[j];
+            sum[j] = wadd(sum[j], in[j]);
+          }
         else
-          for (int64_t j = 0; j < n; ++j) { sum[j] = wadd(sum[j], in[j]); out[j] = sum[j]; }
+          for (int64_t j = 0; j < n; ++j) {
+            sum[j] = wadd(sum[j], in[j]);
+            out[j] = sum[j];
+          }
       }
     }
 }

@@ -42,39 +42,42 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
                 const std::vector<int64_t>& sst, T* dst) {
   const int64_t out_n = shape_numel(osz), sum_n = shape_numel(ssz);
   if (out_n == 0) return;
-  if (sum_n == 0) { std::fill(dst, dst + out_n, T(0)); return; }
+  if (sum_n == 0) {
+    std::fill(dst, dst + out_n, T(0));
+    return;
+  }
   const size_t orank = osz.size();
   const int64_t last = orank ? osz.back() : 1, last_stride = orank ? ost.back() : 0;
   const int64_t rows = out_n / last;
 #pragma omp parallel if (out_n * sum_n > (1 << 15))
   {
-  std::vector<int64_t> idx(ssz.size(), 0);  // odometer over the summed dims, one per thread
+    std::vector<int64_t> idx(ssz.size(), 0);  // odometer over the summed dims, one per thread
 #pragma omp for
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = 0, rem = r;
-    for (size_t a = orank - (orank ? 1 : 0); a-- > 0;) {
-      base += (rem % osz[a]) * ost[a];
-      rem /= osz[a];
-    }
-    T* out = dst + r * last;
-    if (sum_n == 1) {
-      for (int64_t j = 0; j < last; ++j) out[j] = src[base + j * last_stride];
-      continue;
-    }
-    for (int64_t j = 0; j < last; ++j) out[j] = T(0);
-    std::fill(idx.begin(), idx.end(), 0);
-    int64_t soff = 0;
-    for (int64_t s = 0; s < sum_n; ++s) {
-      const T* p = src + base + soff;
-      for (int64_t j = 0; j < last; ++j) out[j] = reduce_detail::wadd(out[j], p[j * last_stride]);
-      for (size_t a = ssz.size(); a-- > 0;) {
-        soff += sst[a];
-        if (++idx[a] < ssz[a]) break;
-        soff -= sst[a] * ssz[a];
-        idx[a] = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = 0, rem = r;
+      for (size_t a = orank - (orank ? 1 : 0); a-- > 0;) {
+        base += (rem % osz[a]) * ost[a];
+        rem /= osz[a];
+      }
+      T* out = dst + r * last;
+      if (sum_n == 1) {
+        for (int64_t j = 0; j < last; ++j) out[j] = src[base + j * last_stride];
+        continue;
+      }
+      for (int64_t j = 0; j < last; ++j) out[j] = T(0);
+      std::fill(idx.begin(), idx.end(), 0);
+      int64_t soff = 0;
+      for (int64_t s = 0; s < sum_n; ++s) {
+        const T* p = src + base + soff;
+        for (int64_t j = 0; j < last; ++j) out[j] = reduce_detail::wadd(out[j], p[j * last_stride]);
+        for (size_t a = ssz.size(); a-- > 0;) {
+          soff += sst[a];
+          if (++idx[a] < ssz[a]) break;
+          soff -= sst[a] * ssz[a];
+          idx[a] = 0;
+        }
       }
     }
-  }
   }
 }
 
@@ -105,7 +108,8 @@ View<T> materialize(const View<T>& v, const std::vector<int>& keep, const std::v
       uniq.push_back(v.labels[p]);
       ustride.push_back(v.strides[p]);
       usize.push_back(v.dims[p]);
-    } else ustride[it - uniq.begin()] += v.strides[p];
+    } else
+      ustride[it - uniq.begin()] += v.strides[p];
   }
   Shape osz, ssz;
   std::vector<int64_t> ost, sst;
@@ -163,8 +167,10 @@ void einsum_typed(const EinsumPlan& plan, const std::vector<const Tensor*>& ins,
     std::vector<int> batch, contracted, left, right;
     for (int l : lu) {
       const bool in_right = std::find(ru.begin(), ru.end(), l) != ru.end();
-      if (in_right) (later.count(l) ? batch : contracted).push_back(l);
-      else if (later.count(l)) left.push_back(l);
+      if (in_right)
+        (later.count(l) ? batch : contracted).push_back(l);
+      else if (later.count(l))
+        left.push_back(l);
     }
     for (int l : ru)
       if (std::find(lu.begin(), lu.end(), l) == lu.end() && later.count(l)) right.push_back(l);
@@ -185,8 +191,10 @@ void einsum_typed(const EinsumPlan& plan, const std::vector<const Tensor*>& ins,
     a_trans_order.insert(a_trans_order.end(), left.begin(), left.end());
     b_trans_order.insert(b_trans_order.end(), right.begin(), right.end());
     b_trans_order.insert(b_trans_order.end(), contracted.begin(), contracted.end());
-    const bool trans_a = !fits_without_copy(cur, a_order, plan.label_size) && fits_without_copy(cur, a_trans_order, plan.label_size);
-    const bool trans_b = !fits_without_copy(x, b_order, plan.label_size) && fits_without_copy(x, b_trans_order, plan.label_size);
+    const bool trans_a =
+        !fits_without_copy(cur, a_order, plan.label_size) && fits_without_copy(cur, a_trans_order, plan.label_size);
+    const bool trans_b =
+        !fits_without_copy(x, b_order, plan.label_size) && fits_without_copy(x, b_trans_order, plan.label_size);
     View<T> a = materialize(cur, trans_a ? a_trans_order : a_order, plan.label_size);
     View<T> b = materialize(x, trans_b ? b_trans_order : b_order, plan.label_size);
     const int64_t nb = size_of(batch), M = size_of(left), K = size_of(contracted), N = size_of(right);
@@ -212,7 +220,8 @@ class EinsumKernel : public OpKernel {
   explicit EinsumKernel(const KernelInit& init) {
     terms_ = parse_einsum_equation(init.attrs().get_string("equation", ""), init.where());
     if (terms_.inputs.size() != init.num_inputs())
-      fail(init.where(), ": the equation has ", terms_.inputs.size(), " input terms but the node has ", init.num_inputs(), " inputs");
+      fail(init.where(), ": the equation has ", terms_.inputs.size(), " input terms but the node has ",
+           init.num_inputs(), " inputs");
   }
   void run(KernelContext& ctx) const override {
     std::vector<const Tensor*> ins;
@@ -221,7 +230,8 @@ class EinsumKernel : public OpKernel {
       ins.push_back(&ctx.input(i));
       shapes.push_back(ins.back()->shape());
       if (ins.back()->dtype() != ins[0]->dtype())
-        fail(ctx.where(), ": input ", i, " has element type ", dtype_name(ins.back()->dtype()), ", expected ", dtype_name(ins[0]->dtype()));
+        fail(ctx.where(), ": input ", i, " has element type ", dtype_name(ins.back()->dtype()), ", expected ",
+             dtype_name(ins[0]->dtype()));
     }
     EinsumPlan plan = resolve_einsum(terms_, shapes, ctx.where());
     Tensor& y = ctx.output(0, ins[0]->dtype(), plan.output_shape);
@@ -251,7 +261,8 @@ EinsumTerms parse_einsum_equation(const std::string& equation, const std::string
       } else if (std::isalpha(static_cast<unsigned char>(term[i]))) {
         labels.push_back(static_cast<unsigned char>(term[i]));
         ++i;
-      } else fail(where, ": equation '", equation, "' has an unexpected character '", term[i], "'");
+      } else
+        fail(where, ": equation '", equation, "' has an unexpected character '", term[i], "'");
     }
     return labels;
   };
@@ -283,8 +294,8 @@ EinsumPlan resolve_einsum(const EinsumTerms& terms, const std::vector<Shape>& sh
     const bool has = std::find(term.begin(), term.end(), EinsumTerms::kEllipsis) != term.end();
     const int64_t letters = static_cast<int64_t>(term.size()) - (has ? 1 : 0), rank = shapes[i].size();
     if (has ? rank < letters : rank != letters)
-      fail(where, ": input ", i, " has shape ", shape_to_string(shapes[i]), " (rank ", rank, ") but its term names ", letters,
-           " dimensions", has ? " plus an ellipsis" : "");
+      fail(where, ": input ", i, " has shape ", shape_to_string(shapes[i]), " (rank ", rank, ") but its term names ",
+           letters, " dimensions", has ? " plus an ellipsis" : "");
     ell[i] = has ? rank - letters : 0;
     E = std::max(E, ell[i]);
     any_ellipsis |= has;
@@ -297,7 +308,8 @@ EinsumPlan resolve_einsum(const EinsumTerms& terms, const std::vector<Shape>& sh
     for (int l : terms.inputs[i]) {
       if (l == EinsumTerms::kEllipsis)
         for (int64_t j = 0; j < ell[i]; ++j) labels.push_back(static_cast<int>(128 + E - ell[i] + j));
-      else labels.push_back(l);
+      else
+        labels.push_back(l);
     }
     for (size_t d = 0; d < labels.size(); ++d) {
       const int l = labels[d];
@@ -305,10 +317,12 @@ EinsumPlan resolve_einsum(const EinsumTerms& terms, const std::vector<Shape>& sh
       int64_t& known = p.label_size[l];
       ++count[l];
       if (l >= 128) {  // ellipsis dims broadcast
-        if (known == -1 || known == 1) known = size;
+        if (known == -1 || known == 1)
+          known = size;
         else if (size != 1 && size != known)
           fail(where, ": ellipsis dimensions do not broadcast: input ", i, " has shape ", shape_to_string(shapes[i]));
-      } else if (known == -1) known = size;
+      } else if (known == -1)
+        known = size;
       else if (known != size)
         fail(where, ": label '", static_cast<char>(l), "' has size ", known, " elsewhere but ", size, " in input ", i,
              " (shape ", shape_to_string(shapes[i]), ")");

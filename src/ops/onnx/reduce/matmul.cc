@@ -25,7 +25,8 @@ void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
   for (int64_t i = 0; i < M; ++i) {
     T* c = C + i * ldc;
     // Integers wrap on overflow (wadd/wmul), never undefined behaviour.
-    if (beta == T(0)) std::fill(c, c + N, T(0));
+    if (beta == T(0))
+      std::fill(c, c + N, T(0));
     else if (beta != T(1))
       for (int64_t j = 0; j < N; ++j) c[j] = wmul(c[j], beta);
     if (!tb) {
@@ -109,9 +110,11 @@ struct PackedMatmul {
   void run(const float* a, float* y) const {
     dnnl::stream s(engine);
     dnnl::memory src(src_md, engine, const_cast<float*>(a)), dst(dst_md, engine, y);
-    std::unique_ptr<uint8_t[]> scratch(new uint8_t[std::max<size_t>(1, scratch_md.get_size())]);  // per run: thread-safe
+    std::unique_ptr<uint8_t[]> scratch(
+        new uint8_t[std::max<size_t>(1, scratch_md.get_size())]);  // per run: thread-safe
     dnnl::memory pad(scratch_md, engine, scratch.get());
-    primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
+    primitive.execute(
+        s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
     s.wait();
   }
 };
@@ -143,7 +146,8 @@ class MatMulKernel : public OpKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype() != b.dtype())
-      fail(ctx.where(), ": inputs have different element types (", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()), ")");
+      fail(ctx.where(), ": inputs have different element types (", dtype_name(a.dtype()), " and ",
+           dtype_name(b.dtype()), ")");
     Tensor& y = ctx.output(0, a.dtype(), matmul_output_shape(a.shape(), b.shape(), ctx.where()));
     if (packed_ && a.dtype() == DType::kFloat32 && b.data() == packed_b_.data() && a.rank() >= 1 &&
         a.numel() == packed_->M * packed_->K && a.dim(a.rank() - 1) == packed_->K && y.numel() > 0) {
@@ -182,17 +186,19 @@ class GemmKernel : public OpKernel {
     if (!c_optional_ && !ctx.has_input(2)) fail(ctx.where(), ": input C is required before opset 11");
     const Tensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     if (a.rank() != 2 || b.rank() != 2)
-      fail(ctx.where(), ": A and B must be 2-D, got A ", shape_to_string(a.shape()), " and B ", shape_to_string(b.shape()));
+      fail(ctx.where(), ": A and B must be 2-D, got A ", shape_to_string(a.shape()), " and B ",
+           shape_to_string(b.shape()));
     if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))
-      fail(ctx.where(), ": inputs have different element types (A ", dtype_name(a.dtype()), ", B ", dtype_name(b.dtype()),
-           c ? str_cat(", C ", dtype_name(c->dtype())) : std::string(), ")");
+      fail(ctx.where(), ": inputs have different element types (A ", dtype_name(a.dtype()), ", B ",
+           dtype_name(b.dtype()), c ? str_cat(", C ", dtype_name(c->dtype())) : std::string(), ")");
     const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t Kb = trans_b_ ? b.dim(1) : b.dim(0), N = trans_b_ ? b.dim(0) : b.dim(1);
     if (K != Kb)
       fail(ctx.where(), ": inner dimensions differ: A ", shape_to_string(a.shape()), (trans_a_ ? " (transposed)" : ""),
            " gives K = ", K, ", B ", shape_to_string(b.shape()), (trans_b_ ? " (transposed)" : ""), " gives K = ", Kb);
     if (c && !broadcastable_to(c->shape(), {M, N}))
-      fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " does not broadcast to the output [", M, ", ", N, "]");
+      fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " does not broadcast to the output [", M, ", ", N,
+           "]");
     Tensor& y = ctx.output(0, a.dtype(), {M, N});
     if (packed_ && b.data() == packed_b_.data() && a.dtype() == DType::kFloat32 && M == packed_->M && K == packed_->K) {
       float* out = y.data_as<float>();
@@ -228,17 +234,21 @@ void batched_matmul(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, 
   const bool many_small = batch >= 2 * omp_get_max_threads() && M * N * K < (1 << 18);
   if (!many_small) {
     for (int64_t i = 0; i < batch; ++i)
-      gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, true);
+      gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N,
+                   N, true);
     return;
   }
 #pragma omp parallel for
   for (int64_t i = 0; i < batch; ++i)
-    gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N, false);
+    gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N, N,
+                 false);
 }
 
-#define POINTRT_GEMM_INSTANCES(T)                                                                                    \
-  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t); \
-  template void batched_matmul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, bool, bool);
+#define POINTRT_GEMM_INSTANCES(T)                                                                                     \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*,        \
+                        int64_t);                                                                                     \
+  template void batched_matmul<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, bool, \
+                                  bool);
 POINTRT_GEMM_INSTANCES(float)
 POINTRT_GEMM_INSTANCES(double)
 POINTRT_GEMM_INSTANCES(int8_t)
@@ -281,7 +291,7 @@ namespace {
 struct MatmulLayout {
   int64_t M, N, K, batch;
   std::vector<int64_t> a_off, b_off;  // per batch element
-  bool a_folds;  // B has no batch dims: A's batch folds into M
+  bool a_folds;                       // B has no batch dims: A's batch folds into M
 };
 MatmulLayout matmul_layout(const Shape& a, const Shape& b) {
   Shape a2 = a, b2 = b;
@@ -309,7 +319,10 @@ MatmulLayout matmul_layout(const Shape& a, const Shape& b) {
   std::vector<int64_t> idx(br, 0);
   for (int64_t n = 0; n < l.batch; ++n) {
     int64_t oa = 0, ob = 0;
-    for (size_t i = 0; i < br; ++i) { oa += idx[i] * sa[i]; ob += idx[i] * sb[i]; }
+    for (size_t i = 0; i < br; ++i) {
+      oa += idx[i] * sa[i];
+      ob += idx[i] * sb[i];
+    }
     l.a_off.push_back(oa);
     l.b_off.push_back(ob);
     for (size_t i = br; i-- > 0;) {
@@ -329,7 +342,10 @@ void matmul_optimized(const Tensor& a, const Tensor& b, Tensor& y) {
     const T* A = a.data_as<T>();
     const T* B = b.data_as<T>();
     T* Y = y.data_as<T>();
-    if (l.K == 0) { std::fill(Y, Y + y.numel(), T(0)); return; }
+    if (l.K == 0) {
+      std::fill(Y, Y + y.numel(), T(0));
+      return;
+    }
     if (l.a_folds) {  // [batch*M, K] x [K, N]: one GEMM
       gemm<T>(false, false, l.batch * l.M, l.N, l.K, T(1), A, l.K, B, l.N, T(0), Y, l.N);
       return;
@@ -337,9 +353,11 @@ void matmul_optimized(const Tensor& a, const Tensor& b, Tensor& y) {
     // Uniform strides (no broadcast inside the batch) go to batched_matmul directly.
     bool uniform = true;
     const int64_t sa = l.batch > 1 ? l.a_off[1] - l.a_off[0] : 0, sb = l.batch > 1 ? l.b_off[1] - l.b_off[0] : 0;
-    for (int64_t i = 1; i < l.batch && uniform; ++i)
-      uniform = l.a_off[i] == i * sa && l.b_off[i] == i * sb;
-    if (uniform) { batched_matmul<T>(l.batch, l.M, l.N, l.K, A, sa, B, sb, Y); return; }
+    for (int64_t i = 1; i < l.batch && uniform; ++i) uniform = l.a_off[i] == i * sa && l.b_off[i] == i * sb;
+    if (uniform) {
+      batched_matmul<T>(l.batch, l.M, l.N, l.K, A, sa, B, sb, Y);
+      return;
+    }
     const bool many_small = l.batch >= 2 * omp_get_max_threads() && l.M * l.N * l.K < (1 << 18);
 #pragma omp parallel for if (many_small)
     for (int64_t i = 0; i < l.batch; ++i)

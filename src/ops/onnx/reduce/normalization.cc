@@ -17,15 +17,26 @@ template <typename T>
 inline void row_stats(const T* x, int64_t D, double& mean, double& var) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t d = 0;
-  for (; d + 4 <= D; d += 4) { s0 += x[d]; s1 += x[d + 1]; s2 += x[d + 2]; s3 += x[d + 3]; }
+  for (; d + 4 <= D; d += 4) {
+    s0 += x[d];
+    s1 += x[d + 1];
+    s2 += x[d + 2];
+    s3 += x[d + 3];
+  }
   for (; d < D; ++d) s0 += x[d];
   mean = D ? (s0 + s1 + s2 + s3) / static_cast<double>(D) : 0.0;
   double v0 = 0, v1 = 0, v2 = 0, v3 = 0;
   for (d = 0; d + 4 <= D; d += 4) {
     double a = x[d] - mean, b = x[d + 1] - mean, c = x[d + 2] - mean, e = x[d + 3] - mean;
-    v0 += a * a; v1 += b * b; v2 += c * c; v3 += e * e;
+    v0 += a * a;
+    v1 += b * b;
+    v2 += c * c;
+    v3 += e * e;
   }
-  for (; d < D; ++d) { double a = x[d] - mean; v0 += a * a; }
+  for (; d < D; ++d) {
+    double a = x[d] - mean;
+    v0 += a * a;
+  }
   var = D ? (v0 + v1 + v2 + v3) / static_cast<double>(D) : 0.0;
 }
 
@@ -45,11 +56,14 @@ class LayerNormKernel : public OpKernel {
     Shape norm_shape(x.shape().begin() + axis, x.shape().end()), stat_shape = x.shape();
     int64_t N = 1, D = shape_numel(norm_shape);
     for (int64_t i = 0; i < rank; ++i)
-      if (i < axis) N *= x.dim(i);
-      else stat_shape[i] = 1;
+      if (i < axis)
+        N *= x.dim(i);
+      else
+        stat_shape[i] = 1;
     auto check = [&](const Tensor& t, const char* name) {
       if (t.dtype() != x.dtype())
-        fail(ctx.where(), ": input '", name, "' has element type ", dtype_name(t.dtype()), ", expected ", dtype_name(x.dtype()));
+        fail(ctx.where(), ": input '", name, "' has element type ", dtype_name(t.dtype()), ", expected ",
+             dtype_name(x.dtype()));
       if (!broadcastable_to(t.shape(), norm_shape))
         fail(ctx.where(), ": input '", name, "' of shape ", shape_to_string(t.shape()),
              " does not broadcast to the normalised shape ", shape_to_string(norm_shape));
@@ -58,8 +72,12 @@ class LayerNormKernel : public OpKernel {
     const bool has_bias = ctx.has_input(2);
     if (has_bias) check(ctx.input(2), "B");
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
-    float* mean = ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0 ? ctx.output(1, DType::kFloat32, stat_shape).data_as<float>() : nullptr;
-    float* inv = ctx.num_outputs() > 2 && ctx.node().outputs[2] >= 0 ? ctx.output(2, DType::kFloat32, stat_shape).data_as<float>() : nullptr;
+    float* mean = ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0
+                      ? ctx.output(1, DType::kFloat32, stat_shape).data_as<float>()
+                      : nullptr;
+    float* inv = ctx.num_outputs() > 2 && ctx.node().outputs[2] >= 0
+                     ? ctx.output(2, DType::kFloat32, stat_shape).data_as<float>()
+                     : nullptr;
     dispatch_float(x.dtype(), "LayerNormalization", [&](auto tag) {
       using T = decltype(tag);
       // Dense [D] scale and bias (no copy when already dense).
@@ -96,20 +114,23 @@ class InstanceNormKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     const Tensor& bias = ctx.input(2);
-    if (x.rank() < 2) fail(ctx.where(), ": input must have rank >= 2 ([N, C, ...]), got shape ", shape_to_string(x.shape()));
+    if (x.rank() < 2)
+      fail(ctx.where(), ": input must have rank >= 2 ([N, C, ...]), got shape ", shape_to_string(x.shape()));
     const int64_t N = x.dim(0), C = x.dim(1), S = x.numel() / std::max<int64_t>(1, N * C);
     for (auto [t, name] : {std::pair<const Tensor*, const char*>{&scale, "scale"}, {&bias, "B"}}) {
       if (t->rank() != 1 || t->dim(0) != C)
         fail(ctx.where(), ": input '", name, "' must have shape [", C, "] (the channels of input ",
              shape_to_string(x.shape()), "), got ", shape_to_string(t->shape()));
       if (t->dtype() != x.dtype())
-        fail(ctx.where(), ": input '", name, "' has element type ", dtype_name(t->dtype()), ", expected ", dtype_name(x.dtype()));
+        fail(ctx.where(), ": input '", name, "' has element type ", dtype_name(t->dtype()), ", expected ",
+             dtype_name(x.dtype()));
     }
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
     if (x.numel() == 0) return;
     dispatch_float(x.dtype(), "InstanceNormalization", [&](auto tag) {
       using T = decltype(tag);
-      instance_norm_optimized<T>(x.data_as<T>(), scale.data_as<T>(), bias.data_as<T>(), N, C, S, epsilon_, y.data_as<T>());
+      instance_norm_optimized<T>(x.data_as<T>(), scale.data_as<T>(), bias.data_as<T>(), N, C, S, epsilon_,
+                                 y.data_as<T>());
     });
   }
 
@@ -140,7 +161,8 @@ void layer_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, 
 }
 
 template <typename T>
-void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon, T* y) {
+void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon,
+                             T* y) {
 #pragma omp parallel for if (N * C * S > (1 << 14))
   for (int64_t nc = 0; nc < N * C; ++nc) {
     const int64_t c = nc % C;
@@ -155,12 +177,20 @@ void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t 
   }
 }
 
-template void layer_norm_optimized<float>(const float*, const float*, const float*, int64_t, int64_t, float, float*, float*, float*);
-template void layer_norm_optimized<double>(const double*, const double*, const double*, int64_t, int64_t, float, double*, float*, float*);
-template void instance_norm_optimized<float>(const float*, const float*, const float*, int64_t, int64_t, int64_t, float, float*);
-template void instance_norm_optimized<double>(const double*, const double*, const double*, int64_t, int64_t, int64_t, float, double*);
+template void layer_norm_optimized<float>(const float*, const float*, const float*, int64_t, int64_t, float, float*,
+                                          float*, float*);
+template void layer_norm_optimized<double>(const double*, const double*, const double*, int64_t, int64_t, float,
+                                           double*, float*, float*);
+template void instance_norm_optimized<float>(const float*, const float*, const float*, int64_t, int64_t, int64_t, float,
+                                             float*);
+template void instance_norm_optimized<double>(const double*, const double*, const double*, int64_t, int64_t, int64_t,
+                                              float, double*);
 
-std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelInit& init) { return std::make_unique<LayerNormKernel>(init); }
-std::unique_ptr<OpKernel> make_instance_norm_kernel(const KernelInit& init) { return std::make_unique<InstanceNormKernel>(init); }
+std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelInit& init) {
+  return std::make_unique<LayerNormKernel>(init);
+}
+std::unique_ptr<OpKernel> make_instance_norm_kernel(const KernelInit& init) {
+  return std::make_unique<InstanceNormKernel>(init);
+}
 
 }  // namespace pointrt

@@ -22,9 +22,11 @@ template <typename T>
 void layer_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, int64_t D, float epsilon, T* y,
                           float* mean, float* inv_std);
 template <typename T>
-void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon, T* y);
+void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon,
+                             T* y);
 template <typename T>
-void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon, T* y);
+void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon,
+                             T* y);
 
 std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_instance_norm_kernel(const KernelInit& init);

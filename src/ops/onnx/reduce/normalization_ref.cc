@@ -34,7 +34,8 @@ void layer_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, 
 }
 
 template <typename T>
-void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon, T* y) {
+void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t N, int64_t C, int64_t S, float epsilon,
+                             T* y) {
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c) {
       long double mean, inv;
@@ -43,9 +44,13 @@ void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t 
     }
 }
 
-template void layer_norm_reference<float>(const float*, const float*, const float*, int64_t, int64_t, float, float*, float*, float*);
-template void layer_norm_reference<double>(const double*, const double*, const double*, int64_t, int64_t, float, double*, float*, float*);
-template void instance_norm_reference<float>(const float*, const float*, const float*, int64_t, int64_t, int64_t, float, float*);
-template void instance_norm_reference<double>(const double*, const double*, const double*, int64_t, int64_t, int64_t, float, double*);
+template void layer_norm_reference<float>(const float*, const float*, const float*, int64_t, int64_t, float, float*,
+                                          float*, float*);
+template void layer_norm_reference<double>(const double*, const double*, const double*, int64_t, int64_t, float,
+                                           double*, float*, float*);
+template void instance_norm_reference<float>(const float*, const float*, const float*, int64_t, int64_t, int64_t, float,
+                                             float*);
+template void instance_norm_reference<double>(const double*, const double*, const double*, int64_t, int64_t, int64_t,
+                                              float, double*);
 
 }  // namespace pointrt

@@ -49,8 +49,10 @@ template <typename T>
 struct ReduceOp<T, ReduceKind::kL1> : SumLike<T> {
   using Acc = WideAcc<T>;
   static Acc map(T x) {
-    if constexpr (std::is_signed<T>::value) return x < T(0) ? wsub(Acc(0), Acc(x)) : Acc(x);
-    else return Acc(x);
+    if constexpr (std::is_signed<T>::value)
+      return x < T(0) ? wsub(Acc(0), Acc(x)) : Acc(x);
+    else
+      return Acc(x);
   }
   static T finish(Acc a, int64_t) { return T(a); }
 };
@@ -85,8 +87,8 @@ struct ReduceOp<T, ReduceKind::kLogSumExp> {
   static Acc map(T x) { return {static_cast<double>(x), 1.0}; }
   static Acc combine(Acc a, Acc b) {
     if (a.max != a.max || b.max != b.max) return {a.max + b.max, a.max + b.max};  // NaN propagates
-    if (a.max < b.max) std::swap(a, b);  // a holds the larger maximum
-    if (b.max == -std::numeric_limits<double>::infinity()) return a;  // b empty (or both)
+    if (a.max < b.max) std::swap(a, b);                                           // a holds the larger maximum
+    if (b.max == -std::numeric_limits<double>::infinity()) return a;              // b empty (or both)
     if (a.max == std::numeric_limits<double>::infinity()) return {a.max, 1.0};
     return {a.max, a.sum + b.sum * std::exp(b.max - a.max)};
   }
@@ -182,7 +184,8 @@ inline void accumulate_rows4(typename Op::Acc* __restrict acc, const In* __restr
   const In* __restrict r2 = row + 2 * stride;
   const In* __restrict r3 = row + 3 * stride;
   for (int64_t j = 0; j < n; ++j)
-    acc[j] = Op::combine(acc[j], Op::combine(Op::combine(map(row[j]), map(r1[j])), Op::combine(map(r2[j]), map(r3[j]))));
+    acc[j] =
+        Op::combine(acc[j], Op::combine(Op::combine(map(row[j]), map(r1[j])), Op::combine(map(r2[j]), map(r3[j]))));
 }
 
 // One pass: y[o, i] = combine over r of map(x[o, r, i]).
@@ -219,7 +222,8 @@ void reduce_pass(const In* x, typename Op::Acc* y, int64_t outer, int64_t R, int
   const int threads = work > kParallelWork ? omp_get_max_threads() : 1;
   const int64_t want_blocks = std::max<int64_t>(1, (threads + outer - 1) / outer);
   const int64_t share = (inner + want_blocks - 1) / want_blocks;
-  const int64_t block = std::min(inner, std::max<int64_t>(std::min<int64_t>(kMinBlock, std::max<int64_t>(16, share)), share));
+  const int64_t block =
+      std::min(inner, std::max<int64_t>(std::min<int64_t>(kMinBlock, std::max<int64_t>(16, share)), share));
   const int64_t blocks = (inner + block - 1) / block;
   // Still fewer units than threads (e.g. [huge R, 3]): split R as well and combine partials.
   const int64_t r_chunks = outer * blocks < threads && R >= 64 ? std::min<int64_t>(threads, R / 16) : 1;
@@ -274,8 +278,12 @@ void reduce_typed(const Tensor& xt, const std::vector<bool>& reduced, Tensor& yt
   for (size_t i = 0; i < reduced.size(); ++i) {
     int64_t d = xt.dim(i);
     if (d == 1) continue;
-    if (!dims.empty() && is_reduced.back() == reduced[i]) dims.back() *= d;
-    else { dims.push_back(d); is_reduced.push_back(reduced[i]); }
+    if (!dims.empty() && is_reduced.back() == reduced[i])
+      dims.back() *= d;
+    else {
+      dims.push_back(d);
+      is_reduced.push_back(reduced[i]);
+    }
   }
   std::unique_ptr<Acc[]> acc;  // not std::vector: Acc may be bool
   auto identity = [](Acc v) { return v; };
@@ -284,10 +292,14 @@ void reduce_typed(const Tensor& xt, const std::vector<bool>& reduced, Tensor& yt
   while (true) {
     int g = -1;
     for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i)
-      if (is_reduced[i]) { g = i; break; }
+      if (is_reduced[i]) {
+        g = i;
+        break;
+      }
     if (g < 0 && !first) break;
     int64_t outer = 1, R = 1, inner = 1;
-    if (g < 0) outer = shape_numel(dims);  // nothing to reduce: map and finish each element
+    if (g < 0)
+      outer = shape_numel(dims);  // nothing to reduce: map and finish each element
     else {
       for (int i = 0; i < g; ++i) outer *= dims[i];
       R = dims[g];
@@ -296,8 +308,10 @@ void reduce_typed(const Tensor& xt, const std::vector<bool>& reduced, Tensor& yt
       is_reduced.erase(is_reduced.begin() + g);
     }
     std::unique_ptr<Acc[]> next(new Acc[static_cast<size_t>(outer * inner)]);
-    if (first) reduce_pass<Op>(x, next.get(), outer, R, inner, first_map);
-    else reduce_pass<Op>(acc.get(), next.get(), outer, R, inner, identity);
+    if (first)
+      reduce_pass<Op>(x, next.get(), outer, R, inner, first_map);
+    else
+      reduce_pass<Op>(acc.get(), next.get(), outer, R, inner, identity);
     acc.swap(next);
     first = false;
     if (g < 0) break;
@@ -323,10 +337,16 @@ void reduce_for_type(ReduceKind kind, const Tensor& x, const std::vector<bool>& 
       case ReduceKind::kL2: reduce_typed<T, ReduceKind::kL2>(x, reduced, y); return;
       case ReduceKind::kProd: reduce_typed<T, ReduceKind::kProd>(x, reduced, y); return;
       case ReduceKind::kLogSum:
-        if constexpr (std::is_floating_point<T>::value) { reduce_typed<T, ReduceKind::kLogSum>(x, reduced, y); return; }
+        if constexpr (std::is_floating_point<T>::value) {
+          reduce_typed<T, ReduceKind::kLogSum>(x, reduced, y);
+          return;
+        }
         break;
       case ReduceKind::kLogSumExp:
-        if constexpr (std::is_floating_point<T>::value) { reduce_typed<T, ReduceKind::kLogSumExp>(x, reduced, y); return; }
+        if constexpr (std::is_floating_point<T>::value) {
+          reduce_typed<T, ReduceKind::kLogSumExp>(x, reduced, y);
+          return;
+        }
         break;
       default: break;
     }
@@ -405,19 +425,25 @@ std::vector<bool> resolve_reduce_axes(const std::vector<int64_t>& axes, int64_t 
 Shape reduce_output_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
   Shape out;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!reduced[i]) out.push_back(in[i]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced[i])
+      out.push_back(in[i]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
 
 bool reduce_kind_accepts(ReduceKind kind, DType t) {
   switch (t) {
-    case DType::kFloat32: case DType::kFloat64: return true;
-    case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64:
-      return kind != ReduceKind::kLogSum && kind != ReduceKind::kLogSumExp;
-    case DType::kInt8: case DType::kUInt8: case DType::kBool:
-      return kind == ReduceKind::kMax || kind == ReduceKind::kMin;
+    case DType::kFloat32:
+    case DType::kFloat64: return true;
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt32:
+    case DType::kUInt64: return kind != ReduceKind::kLogSum && kind != ReduceKind::kLogSumExp;
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kBool: return kind == ReduceKind::kMax || kind == ReduceKind::kMin;
     default: return false;
   }
 }

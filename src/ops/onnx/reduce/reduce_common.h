@@ -21,9 +21,12 @@ struct AxisSplit {
 inline AxisSplit split_at_axis(const Shape& s, int64_t axis) {
   AxisSplit r;
   for (int64_t i = 0; i < static_cast<int64_t>(s.size()); ++i) {
-    if (i < axis) r.outer *= s[i];
-    else if (i == axis) r.axis_dim = s[i];
-    else r.inner *= s[i];
+    if (i < axis)
+      r.outer *= s[i];
+    else if (i == axis)
+      r.axis_dim = s[i];
+    else
+      r.inner *= s[i];
   }
   return r;
 }
@@ -32,9 +35,12 @@ inline AxisSplit split_at_axis(const Shape& s, int64_t axis) {
 inline std::vector<int64_t> read_int_list(const Tensor& t, const std::string& where, const char* what) {
   std::vector<int64_t> r;
   if (t.rank() > 1) fail(where, ": input '", what, "' must be a scalar or 1-D, got shape ", shape_to_string(t.shape()));
-  if (t.dtype() == DType::kInt64) r.assign(t.data_as<int64_t>(), t.data_as<int64_t>() + t.numel());
-  else if (t.dtype() == DType::kInt32) r.assign(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
-  else fail(where, ": input '", what, "' must be int32 or int64, got ", dtype_name(t.dtype()));
+  if (t.dtype() == DType::kInt64)
+    r.assign(t.data_as<int64_t>(), t.data_as<int64_t>() + t.numel());
+  else if (t.dtype() == DType::kInt32)
+    r.assign(t.data_as<int32_t>(), t.data_as<int32_t>() + t.numel());
+  else
+    fail(where, ": input '", what, "' must be int32 or int64, got ", dtype_name(t.dtype()));
   return r;
 }
 
@@ -46,25 +52,33 @@ using WideAcc = std::conditional_t<std::is_floating_point<T>::value, double,
 /// max/min that propagate NaN (as numpy and ONNX Runtime do).
 template <typename T>
 inline T max_nan(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) return (b > a || b != b) ? b : a;
-  else return b > a ? b : a;
+  if constexpr (std::is_floating_point<T>::value)
+    return (b > a || b != b) ? b : a;
+  else
+    return b > a ? b : a;
 }
 template <typename T>
 inline T min_nan(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) return (b < a || b != b) ? b : a;
-  else return b < a ? b : a;
+  if constexpr (std::is_floating_point<T>::value)
+    return (b < a || b != b) ? b : a;
+  else
+    return b < a ? b : a;
 }
 
 /// The lowest / highest value of T (infinities for floats).
 template <typename T>
 inline T lowest_value() {
-  if constexpr (std::is_floating_point<T>::value) return -std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::lowest();
+  if constexpr (std::is_floating_point<T>::value)
+    return -std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::lowest();
 }
 template <typename T>
 inline T highest_value() {
-  if constexpr (std::is_floating_point<T>::value) return std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::max();
+  if constexpr (std::is_floating_point<T>::value)
+    return std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::max();
 }
 
 }  // namespace reduce_detail
@@ -89,7 +103,10 @@ void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
   const size_t rank = to.size();
   const int64_t n = shape_numel(to);
   if (n == 0) return;
-  if (shape_numel(from) == n) { std::copy(src, src + n, dst); return; }
+  if (shape_numel(from) == n) {
+    std::copy(src, src + n, dst);
+    return;
+  }
   // Source strides aligned to `to`, 0 on broadcast axes.
   std::vector<int64_t> stride(rank, 0);
   int64_t s = 1;

@@ -23,7 +23,8 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
   for (size_t a : kept_axes) out_n *= s[a];
   for (size_t a : red_axes) count *= s[a];
   constexpr bool is_float = std::is_floating_point<T>::value;
-  using Wide = std::conditional_t<is_float, long double, std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>>;
+  using Wide =
+      std::conditional_t<is_float, long double, std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>>;
   for (int64_t o = 0; o < out_n; ++o) {
     // Offset of the first element of this output's set.
     int64_t base = 0, rem = o;
@@ -46,23 +47,37 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
       if (v > mx) mx = v;
       if (v < mn) mn = v;
       switch (kind) {
-        case ReduceKind::kSumSquare: case ReduceKind::kL2: sum = reduce_detail::wadd(sum, reduce_detail::wmul(Wide(v), Wide(v))); break;
-        case ReduceKind::kL1: sum = reduce_detail::wadd(sum, (v < T(0)) ? reduce_detail::wsub(Wide(0), Wide(v)) : Wide(v)); break;
+        case ReduceKind::kSumSquare:
+        case ReduceKind::kL2: sum = reduce_detail::wadd(sum, reduce_detail::wmul(Wide(v), Wide(v))); break;
+        case ReduceKind::kL1:
+          sum = reduce_detail::wadd(sum, (v < T(0)) ? reduce_detail::wsub(Wide(0), Wide(v)) : Wide(v));
+          break;
         default: sum = reduce_detail::wadd(sum, Wide(v)); break;
       }
       prod = reduce_detail::wmul(prod, Wide(v));
     }
     T out{};
     switch (kind) {
-      case ReduceKind::kSum: case ReduceKind::kSumSquare: case ReduceKind::kL1: out = T(sum); break;
+      case ReduceKind::kSum:
+      case ReduceKind::kSumSquare:
+      case ReduceKind::kL1: out = T(sum); break;
       case ReduceKind::kL2: out = T(std::sqrt(static_cast<double>(sum))); break;
       case ReduceKind::kLogSum: out = T(std::log(static_cast<double>(sum))); break;
       case ReduceKind::kLogSumExp: {
         // Second sweep: sum of exp(x - max) with the maximum found above.
         if constexpr (is_float) {
-          if (nan) { out = std::numeric_limits<T>::quiet_NaN(); break; }
-          if (count == 0 || mx == -std::numeric_limits<T>::infinity()) { out = mx; break; }
-          if (mx == std::numeric_limits<T>::infinity()) { out = mx; break; }
+          if (nan) {
+            out = std::numeric_limits<T>::quiet_NaN();
+            break;
+          }
+          if (count == 0 || mx == -std::numeric_limits<T>::infinity()) {
+            out = mx;
+            break;
+          }
+          if (mx == std::numeric_limits<T>::infinity()) {
+            out = mx;
+            break;
+          }
           long double se = 0;
           for (int64_t r = 0; r < count; ++r) {
             int64_t off = base, rr = r;
@@ -77,9 +92,12 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
         break;
       }
       case ReduceKind::kMean:
-        if (count == 0) out = T(0);
-        else if (is_float) out = T(static_cast<double>(sum) / static_cast<double>(count));
-        else out = T(sum / Wide(count));
+        if (count == 0)
+          out = T(0);
+        else if (is_float)
+          out = T(static_cast<double>(sum) / static_cast<double>(count));
+        else
+          out = T(sum / Wide(count));
         break;
       case ReduceKind::kProd: out = T(prod); break;
       case ReduceKind::kMax: out = nan ? std::numeric_limits<T>::quiet_NaN() : mx; break;

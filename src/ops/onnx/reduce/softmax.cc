@@ -81,7 +81,10 @@ inline void softmax_column_block(const T* __restrict in, T* __restrict out, int6
   const int64_t n = kFixedWidth > 0 ? kFixedWidth : n_dyn;
   T mx[kBlock], e[kBlock];
   double sum[kBlock];
-  for (int64_t j = 0; j < n; ++j) { mx[j] = in[j]; sum[j] = 0; }
+  for (int64_t j = 0; j < n; ++j) {
+    mx[j] = in[j];
+    sum[j] = 0;
+  }
   for (int64_t r = 1; r < R; ++r) {
     const T* row = in + r * stride;
     for (int64_t j = 0; j < n; ++j) mx[j] = max_nan(mx[j], row[j]);
@@ -136,8 +139,10 @@ void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
     T in[kMaxR * kRows], out[kMaxR * kRows];
     for (int64_t j = 0; j < n; ++j)
       for (int64_t r = 0; r < R; ++r) in[r * n + j] = x[(o0 + j) * R + r];
-    if (n == kRows) softmax_column_block<T, kRows>(in, out, R, kRows, kRows, log);
-    else softmax_column_block<T>(in, out, R, n, n, log);
+    if (n == kRows)
+      softmax_column_block<T, kRows>(in, out, R, kRows, kRows, log);
+    else
+      softmax_column_block<T>(in, out, R, n, n, log);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t r = 0; r < R; ++r) y[(o0 + j) * R + r] = out[r * n + j];
   }
@@ -208,8 +213,10 @@ void softmax_optimized(const Tensor& x, int64_t outer, int64_t R, int64_t inner,
   if (x.numel() == 0) return;
   dispatch_float(x.dtype(), "Softmax", [&](auto tag) {
     using T = decltype(tag);
-    if (inner == 1) softmax_rows<T>(x.data_as<T>(), y.data_as<T>(), outer, R, log);
-    else softmax_strided<T>(x.data_as<T>(), y.data_as<T>(), outer, R, inner, log);
+    if (inner == 1)
+      softmax_rows<T>(x.data_as<T>(), y.data_as<T>(), outer, R, log);
+    else
+      softmax_strided<T>(x.data_as<T>(), y.data_as<T>(), outer, R, inner, log);
   });
 }
 

@@ -22,8 +22,9 @@ void add_reduce_rows(OpTable& t) {
     ReduceKind kind;
   };
   // Opset boundaries: 11 (negative axes), 13 (ReduceSum: axes input), 18 (the others: axes input).
-  for (Op op : {Op{"ReduceSumSquare", ReduceKind::kSumSquare}, Op{"ReduceMean", ReduceKind::kMean},
-                Op{"ReduceL1", ReduceKind::kL1}, Op{"ReduceL2", ReduceKind::kL2}, Op{"ReduceProd", ReduceKind::kProd}}) {
+  for (Op op :
+       {Op{"ReduceSumSquare", ReduceKind::kSumSquare}, Op{"ReduceMean", ReduceKind::kMean},
+        Op{"ReduceL1", ReduceKind::kL1}, Op{"ReduceL2", ReduceKind::kL2}, Op{"ReduceProd", ReduceKind::kProd}}) {
     ReduceKind k = op.kind;
     auto attr = [k](const KernelInit& i) { return make_reduce_kernel(i, k, false); };
     auto input = [k](const KernelInit& i) { return make_reduce_kernel(i, k, true); };
@@ -86,8 +87,10 @@ void add_axis_op_rows(OpTable& t) {
   auto cumsum = [](const KernelInit& i) { return make_cumsum_kernel(i); };
   t.add({"", "CumSum", 11, 13, kReduceTypes, cumsum, "exclusive, reverse"});
   t.add({"", "CumSum", 14, 21, kReduceTypes, cumsum, "exclusive, reverse"});
-  t.add({"", "TopK", 1, 9, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, false, false); }, "k attribute"});
-  t.add({"", "TopK", 10, 10, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, false); }, "K input"});
+  t.add({"", "TopK", 1, 9, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, false, false); },
+         "k attribute"});
+  t.add({"", "TopK", 10, 10, kFloatTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, false); },
+         "K input"});
   t.add({"", "TopK", 11, 21, kNumericTypes, [](const KernelInit& i) { return make_topk_kernel(i, true, true); },
          "largest, sorted; ties by lower index"});
 }
@@ -107,7 +110,8 @@ void add_linear_algebra_rows(OpTable& t) {
   t.add({"", "Gemm", 9, 10, kReduceTypes, c_required, "C required, integer types"});
   t.add({"", "Gemm", 11, 12, kReduceTypes, c_optional, "C optional"});
   t.add({"", "Gemm", 13, 21, kReduceTypes, c_optional, "C optional"});
-  t.add({"", "Einsum", 12, 21, kNumericTypes, make_einsum_kernel, "ellipsis, diagonals; pairs lowered to batched GEMM"});
+  t.add(
+      {"", "Einsum", 12, 21, kNumericTypes, make_einsum_kernel, "ellipsis, diagonals; pairs lowered to batched GEMM"});
 }
 
 }  // namespace

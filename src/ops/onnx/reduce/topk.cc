@@ -15,8 +15,10 @@ using namespace reduce_detail;
 
 template <typename T>
 inline bool is_nan(T v) {
-  if constexpr (std::is_floating_point<T>::value) return v != v;
-  else return false;
+  if constexpr (std::is_floating_point<T>::value)
+    return v != v;
+  else
+    return false;
 }
 
 // A strict weak order (NaN is the largest value), ties by the lower index.
@@ -42,8 +44,10 @@ void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t 
       const T* in = x + o * R * inner + i;
       for (int64_t r = 0; r < R; ++r) buf[r] = {in[r * inner], r};
       TopKBefore<T, kLargest> before;
-      if (k < R) std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), before);
-      else std::sort(buf.begin(), buf.end(), before);
+      if (k < R)
+        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), before);
+      else
+        std::sort(buf.begin(), buf.end(), before);
       T* v = values + o * k * inner + i;
       int64_t* ix = indices + o * k * inner + i;
       for (int64_t j = 0; j < k; ++j) {
@@ -67,7 +71,8 @@ class TopKKernel : public OpKernel {
     int64_t k = k_attr_;
     if (k_from_input_) {
       const Tensor& kt = ctx.input(1);
-      if (kt.numel() != 1) fail(ctx.where(), ": input 'K' must hold exactly one value, got shape ", shape_to_string(kt.shape()));
+      if (kt.numel() != 1)
+        fail(ctx.where(), ": input 'K' must hold exactly one value, got shape ", shape_to_string(kt.shape()));
       k = read_int_list(kt, ctx.where(), "K")[0];
     }
     if (k < 0 || k > x.dim(axis))
@@ -93,8 +98,12 @@ void topk_optimized(const Tensor& x, int64_t axis, int64_t k, bool largest, Tens
   AxisSplit s = split_at_axis(x.shape(), axis);
   dispatch_numeric(x.dtype(), "TopK", [&](auto tag) {
     using T = decltype(tag);
-    if (largest) topk_typed<T, true>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim, s.inner, k);
-    else topk_typed<T, false>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim, s.inner, k);
+    if (largest)
+      topk_typed<T, true>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim, s.inner,
+                          k);
+    else
+      topk_typed<T, false>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim,
+                           s.inner, k);
   });
 }
 

@@ -27,7 +27,10 @@ void topk_reference(const Tensor& x, int64_t axis, int64_t k, bool largest, Tens
           int64_t best = -1;
           for (int64_t r = 0; r < s.axis_dim; ++r) {
             if (taken[r]) continue;
-            if (best < 0) { best = r; continue; }
+            if (best < 0) {
+              best = r;
+              continue;
+            }
             T a = in[(o * s.axis_dim + r) * s.inner + i], b = in[(o * s.axis_dim + best) * s.inner + i];
             if (largest ? greater(a, b) : greater(b, a)) best = r;  // strictly better only: lower index wins ties
           }

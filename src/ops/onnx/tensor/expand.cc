@@ -29,7 +29,8 @@ void expand_cpu(const Tensor& x, Tensor& y) {
 
 Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std::string& where) {
   if (repeats.size() != in.size())
-    fail(where, ": 'repeats' has ", repeats.size(), " values but the input ", shape_to_string(in), " has rank ", in.size());
+    fail(where, ": 'repeats' has ", repeats.size(), " values but the input ", shape_to_string(in), " has rank ",
+         in.size());
   Shape out(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
     if (repeats[d] < 0) fail(where, ": 'repeats' holds a negative value ", repeats[d], " for axis ", d);

@@ -29,7 +29,8 @@ void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, i
 #pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t q = 0; q < count; ++q)
-      std::memcpy(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner, static_cast<size_t>(inner) * sizeof(E));
+      std::memcpy(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner,
+                  static_cast<size_t>(inner) * sizeof(E));
 }
 }  // namespace
 
@@ -77,7 +78,7 @@ void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis
     using E = decltype(tag);
     const E* src = data.data_as<E>();
     E* dst = y.data_as<E>();
-#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast<int64_t>(sizeof(E))))
+#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast <int64_t>(sizeof(E))))
     for (int64_t r = 0; r < rows; ++r) {
       int64_t base = 0, rem = r;
       for (int d = rank - 2; d >= 0; --d) {  // row base in data, axis coordinate left out
@@ -97,14 +98,16 @@ void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis
 
 Shape gather_nd_shape(const Shape& data, const Shape& indices, int64_t batch_dims, const std::string& where) {
   const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
-  if (r < 1 || q < 1) fail(where, ": data and indices must have rank >= 1, got ", shape_to_string(data), " and ",
-                           shape_to_string(indices));
+  if (r < 1 || q < 1)
+    fail(where, ": data and indices must have rank >= 1, got ", shape_to_string(data), " and ",
+         shape_to_string(indices));
   if (batch_dims < 0 || batch_dims >= std::min(r, q))
-    fail(where, ": batch_dims ", batch_dims, " must be in [0, ", std::min(r, q) - 1, "] for data ", shape_to_string(data),
-         " and indices ", shape_to_string(indices));
+    fail(where, ": batch_dims ", batch_dims, " must be in [0, ", std::min(r, q) - 1, "] for data ",
+         shape_to_string(data), " and indices ", shape_to_string(indices));
   for (int64_t d = 0; d < batch_dims; ++d)
     if (data[d] != indices[d])
-      fail(where, ": batch dimension ", d, " differs: data ", shape_to_string(data), ", indices ", shape_to_string(indices));
+      fail(where, ": batch dimension ", d, " differs: data ", shape_to_string(data), ", indices ",
+           shape_to_string(indices));
   const int64_t k = indices.back();
   if (k < 1 || k > r - batch_dims)
     fail(where, ": the last dimension of indices ", shape_to_string(indices), " is ", k, ", must be in [1, ",
@@ -133,8 +136,8 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
       const int64_t dim = ds[batch_dims + c];
       int64_t v = index_at(indices, t * k + c);
       if (v < -dim || v >= dim)
-        fail_index(where, label, v, t * k + c, dim, str_cat("component ", c, " indexes dimension ", batch_dims + c,
-                                                            " of data ", shape_to_string(ds)));
+        fail_index(where, label, v, t * k + c, dim,
+                   str_cat("component ", c, " indexes dimension ", batch_dims + c, " of data ", shape_to_string(ds)));
       if (v < 0) v += dim;
       off += v * dstr[batch_dims + c];
     }
@@ -144,7 +147,7 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
   const size_t es = dtype_size(data.dtype());
   const char* src = static_cast<const char*>(data.data());
   char* dst = static_cast<char*>(y.data());
-#pragma omp parallel for schedule(static) if (worth_parallel(y.numel() * static_cast<int64_t>(es)))
+#pragma omp parallel for schedule(static) if (worth_parallel(y.numel() * static_cast <int64_t>(es)))
   for (int64_t t = 0; t < tuples; ++t) {
     const int64_t b = t / tuples_per_batch;
     std::memcpy(dst + t * slice * es, src + (b * per_batch_data + offset[t]) * es, static_cast<size_t>(slice) * es);

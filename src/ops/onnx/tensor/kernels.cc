@@ -40,7 +40,8 @@ std::unique_ptr<OpKernel> make_split(const KernelInit& init, bool split_is_input
   const int64_t axis_attr = init.attrs().get_int("axis", 0);
   const std::vector<int64_t> split_attr = split_is_input ? std::vector<int64_t>{} : init.attrs().get_ints("split", {});
   const int64_t num_outputs = has_num_outputs ? init.attrs().get_int("num_outputs", 0) : 0;
-  if (has_num_outputs && init.attrs().has("num_outputs") && num_outputs != static_cast<int64_t>(init.node.outputs.size()))
+  if (has_num_outputs && init.attrs().has("num_outputs") &&
+      num_outputs != static_cast<int64_t>(init.node.outputs.size()))
     fail(init.where(), ": attribute 'num_outputs' is ", num_outputs, " but the node has ", init.node.outputs.size(),
          " outputs");
   return make_function_kernel([=](KernelContext& ctx) {
@@ -86,8 +87,10 @@ std::unique_ptr<OpKernel> make_slice(const KernelInit& init, bool params_are_inp
       const std::string w = ctx.where();
       std::vector<int64_t> s = read_int_list(ctx.input(1), w, "input 1 (starts)");
       std::vector<int64_t> e = read_int_list(ctx.input(2), w, "input 2 (ends)");
-      std::vector<int64_t> a = ctx.has_input(3) ? read_int_list(ctx.input(3), w, "input 3 (axes)") : std::vector<int64_t>{};
-      std::vector<int64_t> st = ctx.has_input(4) ? read_int_list(ctx.input(4), w, "input 4 (steps)") : std::vector<int64_t>{};
+      std::vector<int64_t> a =
+          ctx.has_input(3) ? read_int_list(ctx.input(3), w, "input 3 (axes)") : std::vector<int64_t>{};
+      std::vector<int64_t> st =
+          ctx.has_input(4) ? read_int_list(ctx.input(4), w, "input 4 (steps)") : std::vector<int64_t>{};
       plan = slice_plan(x.shape(), s, e, a, st, w);
     } else {
       plan = slice_plan(x.shape(), starts, ends, axes, {}, ctx.where());

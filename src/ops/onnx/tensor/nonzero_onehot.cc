@@ -52,7 +52,8 @@ std::unique_ptr<OpKernel> make_onehot(const KernelInit& init) {
     const int64_t depth = read_int_scalar(depth_t, ctx.where(), "input 1 (depth)");
     if (depth < 1) fail(ctx.where(), ": input 1 (depth) is ", depth, ", must be >= 1");
     if (values.numel() != 2)
-      fail(ctx.where(), ": input 2 (values) must hold [off_value, on_value], got shape ", shape_to_string(values.shape()));
+      fail(ctx.where(), ": input 2 (values) must hold [off_value, on_value], got shape ",
+           shape_to_string(values.shape()));
     const int64_t out_rank = static_cast<int64_t>(indices.rank()) + 1;
     const int64_t axis = normalize_axis(axis_attr, out_rank, ctx.where());
     Shape out_shape = indices.shape();
@@ -60,7 +61,8 @@ std::unique_ptr<OpKernel> make_onehot(const KernelInit& init) {
     // Indices as int64 (any numeric type; floats truncate toward zero).
     std::vector<int64_t> idx(static_cast<size_t>(indices.numel()));
     if (indices.dtype() == DType::kFloat16) {
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(half_to_float(indices.data_as<uint16_t>()[i]));
+      for (size_t i = 0; i < idx.size(); ++i)
+        idx[i] = static_cast<int64_t>(half_to_float(indices.data_as<uint16_t>()[i]));
     } else {
       dispatch_numeric(indices.dtype(), ctx.where().c_str(), [&](auto tag) {
         using I = decltype(tag);

@@ -21,8 +21,8 @@ PadPlan pad_plan(const Shape& in, const std::vector<int64_t>& pads, const std::v
   if (axes.empty())
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   if (pads.size() != 2 * axes.size())
-    fail(where, ": 'pads' has ", pads.size(), " values, expected ", 2 * axes.size(), " (2 per padded axis; input shape ",
-         shape_to_string(in), ")");
+    fail(where, ": 'pads' has ", pads.size(), " values, expected ", 2 * axes.size(),
+         " (2 per padded axis; input shape ", shape_to_string(in), ")");
   std::vector<int64_t> begin(rank, 0), end(rank, 0);
   std::vector<bool> seen(rank, false);
   for (size_t k = 0; k < axes.size(); ++k) {
@@ -68,7 +68,7 @@ void pad_typed(const E* src, const PadPlan& p, const Shape& in_shape, E value, E
   const int64_t inner = os[rank - 1], rows = total / inner;
   const int64_t before = p.before[rank - 1], n = p.kept[rank - 1], crop = p.crop[rank - 1];
   const int64_t mid_end = std::min(inner, before + n);
-#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast<int64_t>(sizeof(E))))
+#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast <int64_t>(sizeof(E))))
   for (int64_t r = 0; r < rows; ++r) {
     E* o = dst + r * inner;
     int64_t base = 0, rem = r;

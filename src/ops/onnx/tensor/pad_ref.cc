@@ -13,8 +13,10 @@ void pad_ref(const Tensor& x, const PadPlan& p, const void* value, Tensor& y) {
     bool inside = true;
     for (size_t d = 0; d < rank && inside; ++d) {
       int64_t c = pad_map(o[d], p.before[d], p.kept[d], p.mode);
-      if (c < 0) inside = false;
-      else off += (c + p.crop[d]) * xs[d];
+      if (c < 0)
+        inside = false;
+      else
+        off += (c + p.crop[d]) * xs[d];
     }
     const void* src = inside ? static_cast<const char*>(x.data()) + off * es : value;
     std::memcpy(static_cast<char*>(y.data()) + n * es, src, es);

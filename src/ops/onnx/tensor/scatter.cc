@@ -16,7 +16,9 @@ Reduction parse_reduction(const std::string& s, int levels, const std::string& w
   if (levels >= 2 && s == "max") return Reduction::kMax;
   if (levels >= 2 && s == "min") return Reduction::kMin;
   fail(where, ": attribute 'reduction' is '", s, "', expected ",
-       levels >= 2 ? "none, add, mul, max or min" : levels >= 1 ? "none, add or mul (max/min need opset 18)" : "none");
+       levels >= 2   ? "none, add, mul, max or min"
+       : levels >= 1 ? "none, add or mul (max/min need opset 18)"
+                     : "none");
 }
 
 namespace {
@@ -42,8 +44,10 @@ inline Half combine(Half a, Half b, Reduction r) {
 // Calls f(T{}) with the arithmetic element type of `t` (Half for float16).
 template <typename F>
 void dispatch_scatter(DType t, const std::string& where, F&& f) {
-  if (t == DType::kFloat16) f(Half{});
-  else dispatch_all(t, where.c_str(), std::forward<F>(f));
+  if (t == DType::kFloat16)
+    f(Half{});
+  else
+    dispatch_all(t, where.c_str(), std::forward<F>(f));
 }
 }  // namespace
 
@@ -115,7 +119,8 @@ void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& upd
     for (int64_t t = 0; t < tuples; ++t) {
       T* o = out + offset[t];
       const T* u = up + t * slice;
-      if (red == Reduction::kNone) std::memcpy(o, u, static_cast<size_t>(slice) * sizeof(T));
+      if (red == Reduction::kNone)
+        std::memcpy(o, u, static_cast<size_t>(slice) * sizeof(T));
       else
         for (int64_t j = 0; j < slice; ++j) o[j] = combine(o[j], u[j], red);
     }

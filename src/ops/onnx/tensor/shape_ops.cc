@@ -25,8 +25,8 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& req, bool allow
       has_zero = true;
       if (!allow_zero) {
         if (i >= in.size())
-          fail(where, ": shape ", shape_to_string(req), " has 0 at position ", i, " (copy the input dim) but the input ",
-               shape_to_string(in), " has rank ", in.size());
+          fail(where, ": shape ", shape_to_string(req), " has 0 at position ", i,
+               " (copy the input dim) but the input ", shape_to_string(in), " has rank ", in.size());
         d = in[i];
       }
     }
@@ -160,8 +160,10 @@ std::unique_ptr<OpKernel> make_unsqueeze(const KernelInit& init, bool axes_is_in
 std::unique_ptr<OpKernel> make_constant(const KernelInit& init) {
   const Attributes& a = init.attrs();
   Tensor value;
-  if (a.items.size() != 1) fail(init.where(), ": a Constant node needs exactly one value attribute, got ", a.items.size());
-  if (const Tensor* t = a.get_tensor("value")) value = *t;
+  if (a.items.size() != 1)
+    fail(init.where(), ": a Constant node needs exactly one value attribute, got ", a.items.size());
+  if (const Tensor* t = a.get_tensor("value"))
+    value = *t;
   else if (a.has("value_float")) {
     value = Tensor::allocate(DType::kFloat32, {});
     *value.data_as<float>() = a.get_float("value_float");
@@ -216,7 +218,8 @@ std::unique_ptr<OpKernel> make_range(const KernelInit&) {
     for (int i = 0; i < 3; ++i) {
       const Tensor& t = ctx.input(i);
       if (t.dtype() != ts.dtype())
-        fail(ctx.where(), ": input ", i, " is ", dtype_name(t.dtype()), " but input 0 (start) is ", dtype_name(ts.dtype()));
+        fail(ctx.where(), ": input ", i, " is ", dtype_name(t.dtype()), " but input 0 (start) is ",
+             dtype_name(ts.dtype()));
       if (t.numel() != 1) fail(ctx.where(), ": input ", i, " must be a scalar, got shape ", shape_to_string(t.shape()));
     }
     dispatch_numeric(ts.dtype(), ctx.where().c_str(), [&](auto tag) {
@@ -228,7 +231,8 @@ std::unique_ptr<OpKernel> make_range(const KernelInit&) {
         n = static_cast<int64_t>(std::ceil((static_cast<double>(limit) - start) / delta));
       } else {
         const double span = static_cast<double>(limit) - static_cast<double>(start);
-        if ((span > 0) != (delta > T(0)) || span == 0) n = 0;
+        if ((span > 0) != (delta > T(0)) || span == 0)
+          n = 0;
         else {
           const int64_t s = static_cast<int64_t>(limit) - static_cast<int64_t>(start), d = static_cast<int64_t>(delta);
           n = d > 0 ? (s + d - 1) / d : (s + d + 1) / d;

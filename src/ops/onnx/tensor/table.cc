@@ -18,7 +18,8 @@ void register_onnx_tensor(OpTable& t) {
   row("Concat", 11, 21, C, make_concat, "negative axis allowed");
   row("ConstantOfShape", 9, 21, {DType::kInt64}, make_constant_of_shape, "value attribute, default float 0");
   row("Constant", 7, 11, {}, make_constant, "value tensor attribute (importer folds it)", -1);
-  row("Constant", 12, 21, {}, make_constant, "value / value_float(s) / value_int(s) attributes (importer folds it)", -1);
+  row("Constant", 12, 21, {}, make_constant, "value / value_float(s) / value_int(s) attributes (importer folds it)",
+      -1);
   row("Expand", 8, 21, C, make_expand, "bidirectional broadcast");
   row("Flatten", 7, 10, C, make_flatten, "zero-copy");
   row("Flatten", 11, 21, C, make_flatten, "zero-copy, negative axis");
@@ -27,36 +28,65 @@ void register_onnx_tensor(OpTable& t) {
   row("GatherElements", 11, 21, C, make_gather_elements, "");
   row("GatherND", 11, 11, C, make_gather_nd, "no batch_dims");
   row("GatherND", 12, 21, C, make_gather_nd, "batch_dims");
-  row("Reshape", 7, 13, C, [](const KernelInit& i) { return make_reshape(i, false); }, "zero-copy, 0 copies the dim");
-  row("Reshape", 14, 21, C, [](const KernelInit& i) { return make_reshape(i, true); }, "zero-copy, allowzero");
-  row("Shape", 7, 14, C, [](const KernelInit& i) { return make_shape(i, false); }, "int64");
-  row("Shape", 15, 21, C, [](const KernelInit& i) { return make_shape(i, true); }, "int64, start/end");
+  row(
+      "Reshape", 7, 13, C, [](const KernelInit& i) { return make_reshape(i, false); }, "zero-copy, 0 copies the dim");
+  row(
+      "Reshape", 14, 21, C, [](const KernelInit& i) { return make_reshape(i, true); }, "zero-copy, allowzero");
+  row(
+      "Shape", 7, 14, C, [](const KernelInit& i) { return make_shape(i, false); }, "int64");
+  row(
+      "Shape", 15, 21, C, [](const KernelInit& i) { return make_shape(i, true); }, "int64, start/end");
   row("Size", 7, 21, C, make_size, "int64 scalar");
-  row("Slice", 7, 9, C, [](const KernelInit& i) { return make_slice(i, false); }, "starts/ends/axes attributes");
-  row("Slice", 10, 21, C, [](const KernelInit& i) { return make_slice(i, true); }, "inputs, negative steps");
-  row("Split", 7, 12, C, [](const KernelInit& i) { return make_split(i, false, false); }, "split attribute");
-  row("Split", 13, 17, C, [](const KernelInit& i) { return make_split(i, true, false); }, "split input");
-  row("Split", 18, 21, C, [](const KernelInit& i) { return make_split(i, true, true); }, "num_outputs, uneven last chunk");
-  row("Squeeze", 7, 12, C, [](const KernelInit& i) { return make_squeeze(i, false); }, "axes attribute, zero-copy");
-  row("Squeeze", 13, 21, C, [](const KernelInit& i) { return make_squeeze(i, true); }, "axes input, zero-copy");
-  row("Unsqueeze", 7, 12, C, [](const KernelInit& i) { return make_unsqueeze(i, false); }, "axes attribute, zero-copy");
-  row("Unsqueeze", 13, 21, C, [](const KernelInit& i) { return make_unsqueeze(i, true); }, "axes input, zero-copy");
+  row(
+      "Slice", 7, 9, C, [](const KernelInit& i) { return make_slice(i, false); }, "starts/ends/axes attributes");
+  row(
+      "Slice", 10, 21, C, [](const KernelInit& i) { return make_slice(i, true); }, "inputs, negative steps");
+  row(
+      "Split", 7, 12, C, [](const KernelInit& i) { return make_split(i, false, false); }, "split attribute");
+  row(
+      "Split", 13, 17, C, [](const KernelInit& i) { return make_split(i, true, false); }, "split input");
+  row(
+      "Split", 18, 21, C, [](const KernelInit& i) { return make_split(i, true, true); },
+      "num_outputs, uneven last chunk");
+  row(
+      "Squeeze", 7, 12, C, [](const KernelInit& i) { return make_squeeze(i, false); }, "axes attribute, zero-copy");
+  row(
+      "Squeeze", 13, 21, C, [](const KernelInit& i) { return make_squeeze(i, true); }, "axes input, zero-copy");
+  row(
+      "Unsqueeze", 7, 12, C, [](const KernelInit& i) { return make_unsqueeze(i, false); }, "axes attribute, zero-copy");
+  row(
+      "Unsqueeze", 13, 21, C, [](const KernelInit& i) { return make_unsqueeze(i, true); }, "axes input, zero-copy");
   row("Tile", 7, 21, C, make_tile, "");
   row("Transpose", 7, 21, C, make_transpose, "tiled 2D fast path");
-  row("Pad", 7, 10, C, [](const KernelInit& i) { return make_pad(i, false, false, false); }, "pads/value attributes");
-  row("Pad", 11, 17, C, [](const KernelInit& i) { return make_pad(i, true, false, false); }, "pads/constant_value inputs");
-  row("Pad", 18, 18, C, [](const KernelInit& i) { return make_pad(i, true, true, false); }, "axes input");
-  row("Pad", 19, 21, C, [](const KernelInit& i) { return make_pad(i, true, true, true); }, "wrap mode");
+  row(
+      "Pad", 7, 10, C, [](const KernelInit& i) { return make_pad(i, false, false, false); }, "pads/value attributes");
+  row(
+      "Pad", 11, 17, C, [](const KernelInit& i) { return make_pad(i, true, false, false); },
+      "pads/constant_value inputs");
+  row(
+      "Pad", 18, 18, C, [](const KernelInit& i) { return make_pad(i, true, true, false); }, "axes input");
+  row(
+      "Pad", 19, 21, C, [](const KernelInit& i) { return make_pad(i, true, true, true); }, "wrap mode");
   row("Range", 11, 21, {DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kInt32, DType::kInt64}, make_range, "");
   row("NonZero", 9, 21, C, make_nonzero, "int64 [rank, nnz]");
   row("OneHot", 9, 10, C, make_onehot, "types of the values input", 2);
   row("OneHot", 11, 21, C, make_onehot, "negative indices wrap; types of the values input", 2);
-  row("Scatter", 9, 10, C, [](const KernelInit& i) { return make_scatter_elements(i, 0); }, "deprecated ScatterElements");
-  row("ScatterElements", 11, 15, C, [](const KernelInit& i) { return make_scatter_elements(i, 0); }, "");
-  row("ScatterElements", 16, 17, C, [](const KernelInit& i) { return make_scatter_elements(i, 1); }, "reduction add/mul");
-  row("ScatterElements", 18, 21, C, [](const KernelInit& i) { return make_scatter_elements(i, 2); }, "reduction add/mul/max/min");
-  row("ScatterND", 11, 15, C, [](const KernelInit& i) { return make_scatter_nd(i, 0); }, "");
-  row("ScatterND", 16, 17, C, [](const KernelInit& i) { return make_scatter_nd(i, 1); }, "reduction add/mul");
-  row("ScatterND", 18, 21, C, [](const KernelInit& i) { return make_scatter_nd(i, 2); }, "reduction add/mul/max/min");
+  row(
+      "Scatter", 9, 10, C, [](const KernelInit& i) { return make_scatter_elements(i, 0); },
+      "deprecated ScatterElements");
+  row(
+      "ScatterElements", 11, 15, C, [](const KernelInit& i) { return make_scatter_elements(i, 0); }, "");
+  row(
+      "ScatterElements", 16, 17, C, [](const KernelInit& i) { return make_scatter_elements(i, 1); },
+      "reduction add/mul");
+  row(
+      "ScatterElements", 18, 21, C, [](const KernelInit& i) { return make_scatter_elements(i, 2); },
+      "reduction add/mul/max/min");
+  row(
+      "ScatterND", 11, 15, C, [](const KernelInit& i) { return make_scatter_nd(i, 0); }, "");
+  row(
+      "ScatterND", 16, 17, C, [](const KernelInit& i) { return make_scatter_nd(i, 1); }, "reduction add/mul");
+  row(
+      "ScatterND", 18, 21, C, [](const KernelInit& i) { return make_scatter_nd(i, 2); }, "reduction add/mul/max/min");
 }
 }  // namespace pointrt

@@ -76,9 +76,12 @@ std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t n, const 
       r[i] = v < 0 ? v + n : v;
     }
   };
-  if (indices.dtype() == DType::kInt64) run(int64_t{});
-  else if (indices.dtype() == DType::kInt32) run(int32_t{});
-  else fail(where, ": ", input, " must be int32 or int64, got ", dtype_name(indices.dtype()));
+  if (indices.dtype() == DType::kInt64)
+    run(int64_t{});
+  else if (indices.dtype() == DType::kInt32)
+    run(int32_t{});
+  else
+    fail(where, ": ", input, " must be int32 or int64, got ", dtype_name(indices.dtype()));
   return r;
 }
 
@@ -158,8 +161,10 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
     for (int64_t r = r0; r < r1; ++r) {
       E* o = dst + r * inner;
       const E* s = src + base;
-      if (inner_stride == 1) std::memcpy(o, s, static_cast<size_t>(inner) * sizeof(E));
-      else if (inner_stride == 0) std::fill(o, o + inner, *s);
+      if (inner_stride == 1)
+        std::memcpy(o, s, static_cast<size_t>(inner) * sizeof(E));
+      else if (inner_stride == 0)
+        std::fill(o, o + inner, *s);
       else
         for (int64_t j = 0; j < inner; ++j) o[j] = s[j * inner_stride];
       for (int d = outer_rank - 1; d >= 0; --d) {  // odometer step
@@ -191,10 +196,18 @@ void strided_copy(const void* src, int64_t src_offset, const Shape& out_shape, c
   Strides strides = src_strides;
   coalesce(shape, strides);
   switch (elem_size) {
-    case 1: copy_typed(static_cast<const uint8_t*>(src), src_offset, shape, strides, static_cast<uint8_t*>(dst)); return;
-    case 2: copy_typed(static_cast<const uint16_t*>(src), src_offset, shape, strides, static_cast<uint16_t*>(dst)); return;
-    case 4: copy_typed(static_cast<const uint32_t*>(src), src_offset, shape, strides, static_cast<uint32_t*>(dst)); return;
-    case 8: copy_typed(static_cast<const uint64_t*>(src), src_offset, shape, strides, static_cast<uint64_t*>(dst)); return;
+    case 1:
+      copy_typed(static_cast<const uint8_t*>(src), src_offset, shape, strides, static_cast<uint8_t*>(dst));
+      return;
+    case 2:
+      copy_typed(static_cast<const uint16_t*>(src), src_offset, shape, strides, static_cast<uint16_t*>(dst));
+      return;
+    case 4:
+      copy_typed(static_cast<const uint32_t*>(src), src_offset, shape, strides, static_cast<uint32_t*>(dst));
+      return;
+    case 8:
+      copy_typed(static_cast<const uint64_t*>(src), src_offset, shape, strides, static_cast<uint64_t*>(dst));
+      return;
     default: fail("strided_copy: unsupported element size ", elem_size);
   }
 }

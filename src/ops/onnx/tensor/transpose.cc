@@ -9,8 +9,7 @@ std::vector<int64_t> transpose_perm(const std::vector<int64_t>& perm, size_t ran
     for (size_t d = 0; d < rank; ++d) r[d] = static_cast<int64_t>(rank - 1 - d);
     return r;
   }
-  if (perm.size() != rank)
-    fail(where, ": attribute 'perm' has ", perm.size(), " entries but input 0 has rank ", rank);
+  if (perm.size() != rank) fail(where, ": attribute 'perm' has ", perm.size(), " entries but input 0 has rank ", rank);
   std::vector<bool> seen(rank, false);
   std::vector<int64_t> r(rank);
   for (size_t d = 0; d < rank; ++d) {
