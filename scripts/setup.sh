@@ -34,8 +34,12 @@ if ! "$VENV/bin/python" -c "import onnx, onnxruntime, spconv; assert onnx.__vers
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx==1.16.2" "onnxruntime" pytest spconv
 fi
-if ! "$VENV/bin/python" -c "import pointrt" 2>/dev/null; then
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e python/ >/dev/null
+# The checkout's package on the venv's path (a .pth file; CMake builds pointrt._pointrt into
+# python/pointrt/). `pip install ./python` is the users' way: it compiles everything once more.
+SITE=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+if [ "$(cat "$SITE/pointrt-checkout.pth" 2>/dev/null)" != "$PWD/python" ]; then
+  "$VENV/bin/pip" uninstall -q -y pointrt >/dev/null 2>&1 || true  # an earlier editable install
+  echo "$PWD/python" > "$SITE/pointrt-checkout.pth"
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}

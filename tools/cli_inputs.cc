@@ -127,7 +127,7 @@ Tensor random_feed(const ValueInfo& v, const std::map<std::string, int64_t>& dim
     }
   }
   DType dt = v.dtype == DType::kUndefined ? DType::kFloat32 : v.dtype;
-  check_tensor_size(dt, s, options.max_tensor_bytes, str_cat("random input '", v.name, "'"));
+  check_tensor_size(dt, s, options.max_tensor_bytes, str_cat(options.model, ": random input '", v.name, "'"));
   Tensor t = Tensor::zeros(dt, s);
   std::uniform_real_distribution<float> uni(-1.f, 1.f);
   if (t.dtype() == DType::kFloat32)

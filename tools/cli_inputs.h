@@ -23,6 +23,7 @@ struct InputOptions {
                                                          // dimension when it is 4 or more (nuScenes 5), else 4 (KITTI)
   std::string nonfinite = "warn";                        // error | warn | allow, for float inputs read from files
   size_t max_tensor_bytes = default_max_tensor_bytes();  // for random inputs
+  std::string model;                                     // the model's file, for messages
 };
 
 /// --input, --dim, --seed, --bin-fields, --nonfinite.

@@ -82,6 +82,7 @@ int bench(const BenchFlags& f) {
   so.profile = f.profile;
   InputOptions in = f.inputs;
   in.max_tensor_bytes = so.max_tensor_bytes;
+  in.model = f.model.path;
   auto tp = std::chrono::steady_clock::now();
   std::vector<std::string> memory_log;
   Model model = load_model(f.model);

@@ -89,6 +89,7 @@ int run(const RunFlags& f) {
   InputOptions in = f.inputs;
   SessionOptions so = session_options(f.session);
   in.max_tensor_bytes = so.max_tensor_bytes;
+  in.model = f.model.path;
   Session session(load_model(f.model), so);
   auto feeds = make_feeds(session.inputs(), in, std::cerr);
   std::map<std::string, Tensor> refs;
