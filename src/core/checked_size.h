@@ -14,6 +14,10 @@ namespace pointrt {
 /// a * b for non-negative operands; false (and *out untouched) when the product overflows int64.
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
+/// a * b for a dimension computed from others (Tile's in x repeats, ...); Error naming `what` on
+/// overflow.
+int64_t checked_dim_product(int64_t a, int64_t b, const std::string& what);
+
 /// Element count of `shape`. Error "<what>: shape [..] has a negative dimension" or "... has more
 /// elements than int64 can count" (`what` names the node, tensor or file).
 int64_t checked_numel(const Shape& shape, const std::string& what);
