@@ -22,27 +22,22 @@ int report_error(const std::string& message) {
 }
 }  // namespace
 
-const CLI::Validator kNonNegative = CLI::Validator(
-    [](std::string& s) -> std::string {
-      try {
-        size_t used = 0;
-        long long v = std::stoll(s, &used);
-        if (used == s.size() && v >= 0) return "";
-      } catch (...) {}
-      return "must be an integer >= 0, got '" + s + "'";
-    },
-    "INT>=0");
+// An integer option of at least `min` (CLI11 would take "-3" threads or "0" iterations).
+static CLI::Validator int_at_least(long long min) {
+  return CLI::Validator(
+      [min](std::string& s) -> std::string {
+        try {
+          size_t used = 0;
+          long long v = std::stoll(s, &used);
+          if (used == s.size() && v >= min) return "";
+        } catch (...) {}
+        return str_cat("must be an integer >= ", min, ", got '", s, "'");
+      },
+      str_cat("INT>=", min));
+}
 
-const CLI::Validator kPositive = CLI::Validator(
-    [](std::string& s) -> std::string {
-      try {
-        size_t used = 0;
-        long long v = std::stoll(s, &used);
-        if (used == s.size() && v >= 1) return "";
-      } catch (...) {}
-      return "must be an integer >= 1, got '" + s + "'";
-    },
-    "INT>=1");
+const CLI::Validator kNonNegative = int_at_least(0);
+const CLI::Validator kPositive = int_at_least(1);
 
 const CLI::Validator kFiniteNonNegative = CLI::Validator(
     [](std::string& s) -> std::string {

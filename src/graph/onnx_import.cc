@@ -28,25 +28,6 @@ std::vector<ForeignImporter>& foreign_importers() {
   return list;
 }
 
-DType dtype_from_proto(int32_t t, const std::string& where) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::DOUBLE:
-    case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64: return static_cast<DType>(t);
-    case onnx::TensorProto::STRING: return DType::kString;
-    default: fail(where, ": unsupported element type code ", t);
-  }
-}
-
 // ONNX 1.12's shape-inference functions trust some attribute values (a zero stride divides
 // by zero inside convPoolShapeInference). Inference runs on untrusted files, so skip it when a
 // node carries a value those functions cannot take; our kernels report such nodes properly.
@@ -177,7 +158,7 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
   const auto& tt = vi.type().tensor_type();
   if (tt.elem_type() != 0) {
     try {
-      v.dtype = dtype_from_proto(tt.elem_type(), "value '" + vi.name() + "'");
+      v.dtype = dtype_from_onnx_code(tt.elem_type(), "value '" + vi.name() + "'");
     } catch (const Error&) {}
   }
   if (tt.has_shape()) {

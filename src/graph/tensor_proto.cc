@@ -14,9 +14,9 @@
 
 namespace pointrt {
 
-namespace {
+namespace {}  // namespace
 
-DType tensor_dtype(int32_t t, const std::string& where) {
+DType dtype_from_onnx_code(int32_t t, const std::string& where) {
   switch (t) {
     case onnx::TensorProto::FLOAT:
     case onnx::TensorProto::UINT8:
@@ -30,10 +30,12 @@ DType tensor_dtype(int32_t t, const std::string& where) {
     case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64: return static_cast<DType>(t);
-    case onnx::TensorProto::STRING: fail(where, ": string tensors are not supported");
+    case onnx::TensorProto::STRING: return DType::kString;
     default: fail(where, ": unsupported element type code ", t);
   }
 }
+
+namespace {
 
 // realpath(3), or "" when the path does not resolve.
 std::string real_path(const std::string& path) {
@@ -146,7 +148,8 @@ void copy_typed_field(const onnx::TensorProto& p, Tensor& t, int64_t n) {
 Tensor tensor_from_proto(const onnx::TensorProto& p, const ExternalDataRoots& roots, const std::string& where_in) {
   std::string where = where_in + " tensor '" + p.name() + "'";
   if (p.has_segment()) fail(where, ": segmented tensors are not supported");
-  DType dt = tensor_dtype(p.data_type(), where);
+  DType dt = dtype_from_onnx_code(p.data_type(), where);
+  if (dt == DType::kString) fail(where, ": string tensors are not supported");
   Shape shape(p.dims().begin(), p.dims().end());
   // Every size is checked against the data actually present before memory is reserved: a file
   // may declare [1e12] with 4 bytes of data.

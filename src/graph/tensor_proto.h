@@ -23,6 +23,10 @@ struct ExternalDataRoots {
   std::vector<std::string> allowed_dirs;
 };
 
+/// ONNX's TensorProto::DataType code -> DType (kString for strings); Error naming `where` for codes
+/// pointrt has no type for.
+DType dtype_from_onnx_code(int32_t code, const std::string& where);
+
 /// Decode a TensorProto. `where` starts error messages ("model.onnx:").
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const ExternalDataRoots& roots, const std::string& where);
 
