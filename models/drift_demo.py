@@ -84,7 +84,9 @@ def plant(path: str, out: str, bugs: Iterable[str]) -> None:
                     if a.name == "coordinate_transformation_mode":
                         a.s = b"asymmetric"
             if bug == "batchnorm" and n.op_type == "BatchNormalization":
-                n.attribute.append(helper.make_attribute("training_mode", 1))
+                kept = [a for a in n.attribute if a.name != "training_mode"]
+                del n.attribute[:]
+                n.attribute.extend(kept + [helper.make_attribute("training_mode", 1)])
             if bug == "scatter" and n.domain == "pointrt" and n.op_type == "ScatterDense":
                 perm = helper.make_tensor("xyz_order", onnx.TensorProto.INT64, [4], [0, 3, 2, 1])
                 g.initializer.append(perm)
