@@ -80,27 +80,35 @@ class CompareReport:
         return format_table(self)
 
 
+_CHUNK = 1 << 20  # elements per float64 slice: keeps the comparison's own memory to a few MiB
+
+
 def _measure(got: np.ndarray, ref: np.ndarray) -> Tuple[float, float, float, float, str]:
-    """(max |err|, max |err| / max |ref|, cosine, max |ref|, note), in float64."""
+    """(max |err|, max |err| / max |ref|, cosine, max |ref|, note), in float64, slice by slice."""
     if tuple(got.shape) != tuple(ref.shape):
         return float("inf"), float("inf"), 0.0, 0.0, f"shape {list(got.shape)} but the reference is {list(ref.shape)}"
-    g = got.astype(np.float64, copy=False)
-    r = ref.astype(np.float64, copy=False)
-    if not g.size:
+    gflat, rflat = got.reshape(-1), ref.reshape(-1)
+    err = magnitude = dot = ng2 = nr2 = 0.0
+    for k in range(0, gflat.size, _CHUNK):
+        g = gflat[k:k + _CHUNK].astype(np.float64)
+        r = rflat[k:k + _CHUNK].astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            same = (g == r) | (np.isnan(g) & np.isnan(r))
+            diff = np.abs(g - r)
+            diff[same] = 0.0
+            diff[np.isnan(diff)] = np.inf
+            finite = np.isfinite(g) & np.isfinite(r)
+            err = max(err, float(diff.max()))
+            magnitude = max(magnitude, float(np.abs(r[np.isfinite(r)]).max(initial=0.0)))
+            gf, rf = g[finite], r[finite]
+            dot += float(np.dot(gf, rf))
+            ng2 += float(np.dot(gf, gf))
+            nr2 += float(np.dot(rf, rf))
+    if not gflat.size:
         return 0.0, 0.0, 1.0, 0.0, ""
-    with np.errstate(invalid="ignore", over="ignore"):
-        same = (g == r) | (np.isnan(g) & np.isnan(r))
-        diff = np.abs(g - r)
-        diff[same] = 0.0
-        diff[np.isnan(diff)] = np.inf
-        finite = np.isfinite(g) & np.isfinite(r)
-        magnitude = float(np.abs(r[np.isfinite(r)]).max(initial=0.0))
-        gf, rf = g[finite], r[finite]
-        ng, nr = float(np.linalg.norm(gf)), float(np.linalg.norm(rf))
-    cosine = float(np.dot(gf, rf) / (ng * nr)) if ng > 0 and nr > 0 else (1.0 if ng == nr else 0.0)
-    err = float(diff.max())
+    cosine = dot / (np.sqrt(ng2) * np.sqrt(nr2)) if ng2 > 0 and nr2 > 0 else (1.0 if ng2 == nr2 else 0.0)
     rel = err / magnitude if magnitude > 0 else (0.0 if err == 0 else float("inf"))
-    return err, rel, cosine, magnitude, ""
+    return err, rel, float(cosine), magnitude, ""
 
 
 class _Refs:
