@@ -108,14 +108,15 @@ class PySession {
       inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype()), s, const_cast<void*>(a.data()));
     }
     RunHooks hooks;
-    if (!on_value.is_none()) hooks.on_value = [&on_value](const std::string& name, const Tensor& t) {
-      py::gil_scoped_acquire gil;
-      py::array view = to_numpy(t);
-      view.attr("flags").attr("writeable") = false;  // the runtime's buffer: read it, never write it
-      py::object r = on_value(name, view);
-      if (r.is_none()) return Tensor();
-      return tensor_from_numpy(r, "on_value('" + name + "')");
-    };
+    if (!on_value.is_none())
+      hooks.on_value = [&on_value](const std::string& name, const Tensor& t) {
+        py::gil_scoped_acquire gil;
+        py::array view = to_numpy(t);
+        view.attr("flags").attr("writeable") = false;  // the runtime's buffer: read it, never write it
+        py::object r = on_value(name, view);
+        if (r.is_none()) return Tensor();
+        return tensor_from_numpy(r, "on_value('" + name + "')");
+      };
     std::vector<Tensor> outs;
     {
       py::gil_scoped_release release;

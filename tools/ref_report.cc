@@ -34,7 +34,7 @@ int report_against_reference(const std::vector<std::string>& names, const std::v
   std::cout << (differing ? "FAILED: " : "OK: ") << outputs.size() - differing << "/" << outputs.size()
             << " outputs match the reference ("
             << (options.tolerance == Tolerance::kMagnitude ? "|err| <= atol + rtol*max|ref|"
-                                                             : "|err| <= atol + rtol*|ref| per element")
+                                                           : "|err| <= atol + rtol*|ref| per element")
             << ")\n";
   return differing;
 }

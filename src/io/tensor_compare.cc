@@ -104,8 +104,8 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& ref, const Compar
        << std::setprecision(full_digits(ref.dtype())) << ", ref " << r.worst_ref << ")" << std::setprecision(3);
   }
   if (!exact)
-    os << ", " << r.error_to_magnitude << " of max|ref| " << r.magnitude << ", cosine "
-       << std::setprecision(9) << r.cosine << std::setprecision(3);
+    os << ", " << r.error_to_magnitude << " of max|ref| " << r.magnitude << ", cosine " << std::setprecision(9)
+       << r.cosine << std::setprecision(3);
   os << ", " << r.mismatches << " of " << n;
   if (exact)
     os << " differ";

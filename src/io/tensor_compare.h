@@ -25,14 +25,14 @@ struct CompareOptions {
 
 struct CompareResult {
   bool ok = false;
-  double max_abs_error = 0;      // max |got - ref| (infinity for NaN/inf mismatches)
-  double max_rel_error = 0;      // max |got - ref| / |ref| over elements with ref != 0
-  double magnitude = 0;          // max |ref| over finite elements
+  double max_abs_error = 0;       // max |got - ref| (infinity for NaN/inf mismatches)
+  double max_rel_error = 0;       // max |got - ref| / |ref| over elements with ref != 0
+  double magnitude = 0;           // max |ref| over finite elements
   double error_to_magnitude = 0;  // max_abs_error / magnitude (0 when both are 0)
-  double cosine = 1;             // cosine similarity of got and ref as vectors (1 when both are 0)
-  int64_t mismatches = 0;        // elements over the tolerance (or different, for exact types)
-  int64_t worst_index = -1;      // flat index of the largest error, -1 when none
-  std::string worst_at;          // "[0, 3]"
+  double cosine = 1;              // cosine similarity of got and ref as vectors (1 when both are 0)
+  int64_t mismatches = 0;         // elements over the tolerance (or different, for exact types)
+  int64_t worst_index = -1;       // flat index of the largest error, -1 when none
+  std::string worst_at;           // "[0, 3]"
   double worst_got = 0, worst_ref = 0;
   std::string message;  // one line: "max |err| 1.2e-06 (3.1e-07 of max|ref| 3.9) at [0, 3] ..., 0 of 1000 over ..."
 };
