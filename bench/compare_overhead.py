@@ -27,8 +27,14 @@ def _model(name: str, points: int):
         return m.Pointnet2MSG(input_channels=6).eval(), (m.example_input(points),)
     if name == "pvn3d_full":
         from models import pvn3d_full as m  # lands with the export work (issue 9)
-        return m.build().eval(), m.example_inputs()
+        return m.build(num_points=points).eval(), tuple(m.example_inputs(num_points=points))
     raise SystemExit(f"unknown model {name}")
+
+
+def _flatten(out) -> list:
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flatten(o)]
+    return [out]
 
 
 def _child(what: str, a) -> dict:
@@ -39,8 +45,10 @@ def _child(what: str, a) -> dict:
     out: dict = {}
     if what == "export":
         import pointrt
+        with torch.no_grad():
+            n_out = len(_flatten(model(*args)))
         pointrt.export(model, args, path, input_names=[f"in{i}" for i in range(len(args))],
-                       output_names=["out"], verify=False, quiet=True)
+                       output_names=[f"out{i}" for i in range(n_out)], verify=False, quiet=True)
     elif what == "torch":
         with torch.no_grad():
             model(*args)  # warm-up
