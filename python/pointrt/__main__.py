@@ -50,7 +50,7 @@ def _compare_main(argv: List[str]) -> int:
         model = _load_module(a.torch)
         if a.state_dict:
             model.load_state_dict(torch.load(a.state_dict, map_location="cpu"))
-        reference, inputs = model, [torch.from_numpy(v) for v in feeds.values()]
+        reference, inputs = model, feeds  # forward arguments in the file's input order
     else:
         reference = "onnxruntime" if a.onnxruntime else (a.ref or "pointrt")
         inputs = feeds

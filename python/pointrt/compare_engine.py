@@ -188,7 +188,7 @@ def _feeds_for(graph, inputs) -> Dict[str, np.ndarray]:
     missing = [n for n in names if n not in feeds]
     if missing:
         raise PointrtError(f"compare: no value for the model input(s) {missing} (inputs: {names})")
-    return feeds
+    return {n: feeds[n] for n in names}  # the file's input order (PyTorch's forward arguments)
 
 
 def _reference(reference, path, graph, feeds, inputs, runtime, threads, runner, seconds):
@@ -212,7 +212,7 @@ def _reference(reference, path, graph, feeds, inputs, runtime, threads, runner, 
     import torch
     if isinstance(reference, torch.nn.Module):
         from .compare_torch import run_torch_reference
-        args = inputs if isinstance(inputs, (list, tuple)) else [inputs[k] for k in feeds] if isinstance(
+        args = inputs if isinstance(inputs, (list, tuple)) else list(feeds.values()) if isinstance(
             inputs, dict) else [inputs]
         args = [torch.as_tensor(a) if not isinstance(a, torch.Tensor) else a for a in args]
         ref, seconds["reference"] = run_torch_reference(reference, args, graph)

@@ -145,3 +145,16 @@ def test_cli_compare_exit_status_json_and_plot(tmp_path) -> None:
     assert bad.returncode in (0, 1) and "isolated" in bad.stdout, bad.stdout + bad.stderr
     err = subprocess.run(args[:4] + [str(tmp_path / "missing.onnx")], capture_output=True, text=True, env=env)
     assert err.returncode == 2 and err.stderr.startswith("error:"), err.stderr
+
+
+def test_cli_compare_against_a_torch_module(demo, tmp_path) -> None:
+    model, points, path = demo
+    planted = tmp_path / "all.onnx"
+    drift_demo.plant(str(path), str(planted), drift_demo.PLANTS)
+    np.save(tmp_path / "points.npy", points.numpy())
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([sys.executable, "-m", "pointrt", "compare", str(planted), "--torch",
+                          f"{ROOT / 'models' / 'drift_demo.py'}:build()", "-i", f"points={tmp_path / 'points.npy'}",
+                          "--mode", "isolated"], capture_output=True, text=True, env=env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "isolated: first over tolerance: mark bev (node '/ScatterDense', ScatterDense)" in out.stdout
