@@ -138,15 +138,30 @@ int64_t int_argument(const char* what, const py::handle& value, int64_t lo, int6
   return v;
 }
 
+// A tensor that shares a C-contiguous copy-free view of `obj` and keeps it alive (the GIL is
+// taken to release it, from whichever thread drops the last handle).
+Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
+  py::array a = py::array::ensure(obj, py::array::c_style);
+  if (!a) throw Error(what + " did not return a numpy array");
+  auto* keep = new py::array(a);
+  std::shared_ptr<void> owner(keep, [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::array*>(p);
+  });
+  Shape s(a.shape(), a.shape() + a.ndim());
+  return Tensor::wrap_shared(dtype_from_numpy(a.dtype(), what), s, owner, const_cast<void*>(a.data()));
+}
+
 class PySession {
  public:
   PySession(const py::object& path, const py::object& threads, bool optimize, const py::object& max_tensor_bytes,
-            const py::object& external_data_dirs) {
+            const py::object& external_data_dirs, const std::vector<std::string>& observe) {
     SessionOptions o;
     o.intra_op_threads = static_cast<int>(int_argument("threads", threads, 0, 1 << 16));
     o.optimize = optimize;
     if (!max_tensor_bytes.is_none())
       o.max_tensor_bytes = static_cast<size_t>(int_argument("max_tensor_bytes", max_tensor_bytes, 1, INT64_MAX));
+    o.observe = observe;
     LoadOptions lo;
     for (auto d : external_data_dirs) lo.external_data_dirs.push_back(path_argument("external_data_dirs", d));
     std::string p = path_argument("path", path);
@@ -167,7 +182,7 @@ class PySession {
   std::vector<PyValueInfo> inputs() const { return value_infos(session_->inputs()); }
   std::vector<PyValueInfo> outputs() const { return value_infos(session_->outputs()); }
 
-  py::dict run(const py::object& feeds, const std::string& nonfinite) const {
+  py::dict run(const py::object& feeds, const std::string& nonfinite, const py::object& on_value) const {
     if (!py::isinstance<py::dict>(feeds))
       throw Error("Session.run: feeds must be a dict {input name: array}, got " + type_name(feeds));
     NonfinitePolicy policy = parse_nonfinite_policy(nonfinite, "Session.run(nonfinite=...)");
@@ -185,10 +200,20 @@ class PySession {
       std::string warning = check_nonfinite(policy, name, "", inputs[name]);
       if (!warning.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 2);
     }
+    RunHooks hooks;
+    if (!on_value.is_none())
+      hooks.on_value = [&on_value](const std::string& name, const Tensor& t) {
+        py::gil_scoped_acquire gil;
+        py::array view = to_numpy(t);
+        view.attr("flags").attr("writeable") = false;  // the runtime's buffer: read it, never write it
+        py::object r = on_value(name, view);
+        if (r.is_none()) return Tensor();
+        return tensor_from_numpy(r, "on_value('" + name + "')");
+      };
     std::vector<Tensor> outs;
     {
       py::gil_scoped_release release;
-      outs = session_->run(inputs);
+      outs = session_->run(inputs, hooks);
     }
     py::dict result;
     for (size_t i = 0; i < outs.size(); ++i) result[py::str(session_->outputs()[i].name)] = to_numpy(outs[i]);
@@ -228,19 +253,24 @@ PYBIND11_MODULE(_pointrt, m) {
                ")";
       });
   py::class_<PySession>(m, "Session")
-      .def(py::init<const py::object&, const py::object&, bool, const py::object&, const py::object&>(),
+      .def(py::init<const py::object&, const py::object&, bool, const py::object&, const py::object&,
+                    const std::vector<std::string>&>(),
            py::arg("path"), py::arg("threads") = 0, py::arg("optimize") = true,
            py::arg("max_tensor_bytes") = py::none(), py::arg("external_data_dirs") = py::tuple(),
+           py::arg("observe") = std::vector<std::string>{},
            "Load and prepare an ONNX file. threads: intra-op threads (0 = all cores); max_tensor_bytes: largest "
            "tensor a node may allocate (default: half the usable memory); external_data_dirs: more folders "
-           "external data may be read from.")
+           "external data may be read from; observe: value names (or \"*\") that run(on_value=...) sees as "
+           "nodes compute them.")
       .def_property_readonly("inputs", &PySession::inputs)
       .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("input_names", &PySession::input_names)
       .def_property_readonly("output_names", &PySession::output_names)
-      .def("run", &PySession::run, py::arg("feeds"), py::arg("nonfinite") = "warn",
+      .def("run", &PySession::run, py::arg("feeds"), py::arg("nonfinite") = "warn", py::arg("on_value") = py::none(),
            "Run with {name: array}; returns {name: ndarray}. Arrays of any layout and byte order are converted; "
-           "nonfinite: 'error', 'warn' (a RuntimeWarning) or 'allow' NaN/Inf in float inputs.")
+           "nonfinite: 'error', 'warn' (a RuntimeWarning) or 'allow' NaN/Inf in float inputs. on_value(name, "
+           "ndarray) is called for each observed value as it is computed (a read-only view, valid during the "
+           "call); it returns None, or an array of the same dtype and shape that later nodes read instead.")
       .def("execution_plan", &PySession::plan);
   m.def("supported_ops", [] {
     std::vector<std::tuple<std::string, std::string, int, int>> r;

@@ -13,6 +13,7 @@
 #include "tools/cli_inputs.h"
 #include "tools/cli_options.h"
 #include "tools/commands.h"
+#include "tools/ref_report.h"
 
 namespace pointrt::cli {
 
@@ -22,7 +23,7 @@ struct RunFlags {
   ModelFlags model;
   SessionFlags session;
   InputOptions inputs;
-  std::string output_dir, ref, labels, json;
+  std::string output_dir, ref, labels, json, tolerance = "magnitude";
   double atol = 1e-5, rtol = 1e-3;
   int top = 3;
 };
@@ -64,25 +65,6 @@ nlohmann::json print_top_classes(const Tensor& logits, const std::string& labels
   return j;
 }
 
-nlohmann::json compare_with_ref(const std::map<std::string, Tensor>& refs, const std::string& ref_file,
-                                const std::string& name, const Tensor& out, const RunFlags& f, std::ostream& os,
-                                int& mismatches) {
-  auto it = refs.find(name);
-  if (it == refs.end()) {
-    os << "  ref: no array '" << name << "' in " << ref_file << "\n";
-    ++mismatches;
-    return {{"ok", false}, {"message", "no array '" + name + "' in " + ref_file}};
-  }
-  CompareResult c = compare_tensors(out, it->second, f.atol, f.rtol);
-  os << "  vs ref: " << c.message << "\n";
-  if (!c.ok) ++mismatches;
-  return {{"ok", c.ok},
-          {"max_abs_error", c.max_abs_error},
-          {"max_rel_error", c.max_rel_error},
-          {"mismatches", c.mismatches},
-          {"message", c.message}};
-}
-
 int run(const RunFlags& f) {
   Output out(f.json);
   std::ostream& os = out.text();
@@ -92,22 +74,21 @@ int run(const RunFlags& f) {
   in.model = f.model.path;
   Session session(load_model(f.model), so);
   auto feeds = make_feeds(session.inputs(), in, std::cerr);
-  std::map<std::string, Tensor> refs;
-  if (!f.ref.empty()) refs = read_npz(f.ref);
-  for (const auto& [k, t] : refs) {
-    bool is_output = false;
-    for (const auto& v : session.outputs()) is_output |= v.name == k;
-    if (!is_output) std::cerr << "warning: " << f.ref << ": array '" << k << "' is not a model output (ignored)\n";
-  }
+  CompareOptions compare;
+  compare.atol = f.atol;
+  compare.rtol = f.rtol;
+  compare.tolerance = parse_tolerance(f.tolerance);
+  compare.any_float_reference = true;  // float64 references are compared in float64
   auto t0 = std::chrono::steady_clock::now();
   auto outputs = session.run(feeds);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   os << "ran " << f.model.path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
   nlohmann::json j = {{"model", f.model.path}, {"run_ms", ms}, {"outputs", nlohmann::json::array()}};
   if (!f.output_dir.empty()) std::filesystem::create_directories(f.output_dir);
-  int mismatches = 0;
+  std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = session.outputs()[i].name;
+    names.push_back(name);
     std::string summary = summarize_tensor(outputs[i]);
     os << "output " << name << ": " << summary << "\n";
     nlohmann::json o = {
@@ -117,15 +98,15 @@ int run(const RunFlags& f) {
       write_npy(file, outputs[i]);
       o["file"] = file;
     }
-    if (!f.ref.empty()) o["ref"] = compare_with_ref(refs, f.ref, name, outputs[i], f, os, mismatches);
     j["outputs"].push_back(o);
   }
   if (!f.labels.empty() && !outputs.empty()) j["predicted"] = print_top_classes(outputs[0], f.labels, f.top, os);
   if (!f.output_dir.empty()) os << "wrote " << outputs.size() << " output(s) to " << f.output_dir << "\n";
+  int mismatches = 0;
   if (!f.ref.empty()) {
-    os << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size()
-       << " outputs match the reference\n";
+    mismatches = report_against_reference(names, outputs, f.ref, compare);  // prints to stdout
     j["ref_ok"] = mismatches == 0;
+    j["ref_mismatches"] = mismatches;
   }
   out.write_json(j);
   return mismatches ? kExitCheckFailed : kExitOk;
@@ -141,9 +122,14 @@ Subcommand add_run_command(CLI::App& app) {
   add_input_flags(c, f->inputs);
   add_session_flags(c, f->session);
   c->add_option("--output-dir,-o", f->output_dir, "write every output as NAME.npy here")->default_str("none");
-  c->add_option("--ref", f->ref, ".npz of expected outputs, keyed by output name")->default_str("none");
+  c->add_option("--ref", f->ref, "expected outputs keyed by output name: .npz, or Polygraphy's --save-outputs .json")
+      ->default_str("none");
   c->add_option("--atol", f->atol, "absolute tolerance for --ref")->check(kFiniteNonNegative);
   c->add_option("--rtol", f->rtol, "relative tolerance for --ref")->check(kFiniteNonNegative);
+  c->add_option("--tolerance", f->tolerance,
+                "--ref rule: magnitude (|err| <= atol + rtol*max|ref| of the output) or elementwise (<= atol + "
+                "rtol*|ref| per element)")
+      ->check(CLI::IsMember({"magnitude", "elementwise"}));
   c->add_option("--labels", f->labels, "class names, one per line: print the top classes of the first output")
       ->default_str("none");
   c->add_option("--top", f->top, "how many classes to print with --labels")->check(kPositive);

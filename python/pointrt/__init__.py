@@ -9,6 +9,10 @@
   ``pointnet2_modules``.
 * :mod:`pointrt.torch.patches` - fixes for exporter failures (adaptive average pooling).
 * :class:`pointrt.Error` - the base of every error pointrt raises.
+* :func:`pointrt.compare` - layer by layer, where do pointrt's values drift from PyTorch, ONNX
+  Runtime or saved references (cumulative and isolated; float16 emulation); also
+  ``python -m pointrt compare``.
+* :func:`pointrt.torch.mark` - name a tensor so that ``compare`` lines it up.
 
 Importing ``pointrt`` imports neither torch nor the compiled module; ``pointrt.Session`` loads
 the latter on first use (from the package, or from ``$POINTRT_EXT_DIR`` when set).
@@ -20,6 +24,8 @@ __version__ = "0.1.0"
 from .errors import Error, SessionError, PointrtError, ExportError, VerificationError  # noqa: F401,E402
 
 from .exporter import export, ExportReport, supported_opsets, default_opset  # noqa: F401,E402
+
+from .compare_engine import compare, CompareReport, LayerResult  # noqa: F401,E402
 
 # A compiled module built elsewhere (POINTRT_EXT_DIR) is found as pointrt._pointrt from the start.
 if _os.environ.get("POINTRT_EXT_DIR"):
