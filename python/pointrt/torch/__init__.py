@@ -1,3 +1,4 @@
 """PyTorch side of pointrt: the ``pointrt`` operators as autograd Functions (``ops``), drop-in
 PointNet++ building blocks (``pointnet2``) and export fixes (``patches``)."""
 from . import ops  # noqa: F401
+from . import _ops_library  # noqa: F401  (torch.library registration on torch >= 2.4)
