@@ -24,6 +24,8 @@
 
 #include "graph/onnx_import.h"
 #include "graph/scn_import.h"
+
+#include "core/checked_size.h"
 #include "onnx/onnx_pb.h"
 
 namespace pointrt {
@@ -52,8 +54,8 @@ std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name
 }
 
 void convert_half_initializer(onnx::TensorProto& t) {
-  int64_t count = 1;
-  for (auto d : t.dims()) count *= d;
+  const int64_t count =
+      checked_numel(Shape(t.dims().begin(), t.dims().end()), "scn.onnx initializer '" + t.name() + "'");
   std::vector<uint16_t> bits(static_cast<size_t>(count));
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     fail("scn.onnx initializer '", t.name(), "': float16 weights in external data are not supported by the rewrite");

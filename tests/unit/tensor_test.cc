@@ -620,6 +620,12 @@ TEST(TensorShapeOps, ReshapeErrors) {
   EXPECT_NE(msg.find("allowzero"), std::string::npos) << msg;
   msg = error_of([&] { run_op("Reshape", 13, {x, i64({3}, {1, 1, 0})}); });
   EXPECT_NE(msg.find("rank 2"), std::string::npos) << msg;
+  // Requested sizes whose product overflows int64 (found by fuzz_run): an error, not UB.
+  const int64_t big = int64_t(1) << 40;
+  msg = error_of([&] { run_op("Reshape", 13, {x, i64({3}, {big, big, -1})}); });
+  EXPECT_NE(msg.find("overflows int64"), std::string::npos) << msg;
+  msg = error_of([&] { run_op("Reshape", 13, {x, i64({2}, {big, big})}); });
+  EXPECT_NE(msg.find("overflows int64"), std::string::npos) << msg;
 }
 
 TEST(TensorShapeOps, SqueezeUnsqueezeFlattenShapeSize) {

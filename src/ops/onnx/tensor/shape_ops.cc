@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/checked_size.h"
 #include "ops/onnx/tensor/kernels.h"
 
 namespace pointrt {
@@ -31,7 +32,8 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& req, bool allow
       }
     }
     out[i] = d;
-    known *= d;
+    // A zero anywhere makes the product 0; only a product of nonzero dims can overflow.
+    known = (known == 0 || d == 0) ? 0 : checked_dim_product(known, d, where + ": shape " + shape_to_string(req));
   }
   const int64_t numel = shape_numel(in);
   if (infer_at >= 0) {
