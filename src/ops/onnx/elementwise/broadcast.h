@@ -33,7 +33,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/common.h"
@@ -197,6 +199,69 @@ __attribute__((noinline)) void binary_row(O* o, const A* a, int64_t sa, const B*
   }
 }
 
+/// Offset of collapsed outer row `row` (over dims[0 .. rank-3]) for each input.
+template <int K>
+std::array<int64_t, K> outer_offsets(const BroadcastPlan<K>& plan, int64_t row) {
+  std::array<int64_t, K> off{};
+  for (size_t d = plan.dims.size() - 2; d-- > 0;) {
+    const int64_t i = row % plan.dims[d];
+    row /= plan.dims[d];
+    for (int k = 0; k < K; ++k) off[k] += i * plan.strides[k][d];
+  }
+  return off;
+}
+
+// The two innermost collapsed dims [m, n] with one input contiguous over them (strides n, 1)
+// and the other repeating one row of n along m (strides 0, 1), n short (yanx27's
+// [B, S, K, 3] - [B, S, 1, 3], [N, C] + [C]): the repeated row is tiled into a block of t rows
+// once per outer row, so the inner loop runs vector-vector over t * n elements instead of m
+// short rows. False when the plan has another form.
+template <typename O, typename A, typename B, typename F>
+bool binary_tiled_rows(const A* a, const B* b, O* out, const BroadcastPlan<2>& plan, F& f) {
+  const size_t r = plan.dims.size();
+  if (r < 2) return false;
+  const int64_t m = plan.dims[r - 2], n = plan.dims[r - 1];
+  if (n > 256 || m < 2) return false;
+  auto contiguous = [&](int k) { return plan.strides[k][r - 1] == 1 && plan.strides[k][r - 2] == n; };
+  auto periodic = [&](int k) { return plan.strides[k][r - 1] == 1 && plan.strides[k][r - 2] == 0; };
+  const bool a_tiled = periodic(0) && contiguous(1), b_tiled = contiguous(0) && periodic(1);
+  if (!a_tiled && !b_tiled) return false;
+  const int64_t t = std::min(m, std::max<int64_t>(1, 2048 / n));  // rows per tile
+  const int64_t blocks = (m + t - 1) / t, outer = plan.numel / (m * n), jobs = outer * blocks;
+  auto run = [&](int64_t job0, int64_t job1) {
+    std::unique_ptr<A[]> tile_a(a_tiled ? new A[static_cast<size_t>(t * n)] : nullptr);  // not vector<bool>
+    std::unique_ptr<B[]> tile_b(b_tiled ? new B[static_cast<size_t>(t * n)] : nullptr);
+    int64_t tile_row = -1;
+    for (int64_t job = job0; job < job1; ++job) {
+      const int64_t row = job / blocks, blk = job % blocks, rows = std::min(t, m - blk * t);
+      const std::array<int64_t, 2> off = outer_offsets(plan, row);
+      if (row != tile_row) {  // the repeated row changes with the outer row
+        for (int64_t i = 0; i < t; ++i) {
+          if (a_tiled) std::copy(a + off[0], a + off[0] + n, tile_a.get() + i * n);
+          if (b_tiled) std::copy(b + off[1], b + off[1] + n, tile_b.get() + i * n);
+        }
+        tile_row = row;
+      }
+      const int64_t at = blk * t * n;
+      O* o = out + row * m * n + at;
+      if (a_tiled)
+        binary_row(o, tile_a.get(), 1, b + off[1] + at, 1, rows * n, f);
+      else
+        binary_row(o, a + off[0] + at, 1, tile_b.get(), 1, rows * n, f);
+    }
+  };
+  if (plan.numel < kParallelMinElements || omp_get_max_threads() == 1 || omp_in_parallel() || jobs < 2) {
+    run(0, jobs);
+    return true;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+    run(jobs * th / nt, jobs * (th + 1) / nt);
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// out[i] = f(a[i]) over n contiguous elements, threaded when large.
@@ -220,6 +285,7 @@ void binary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, 
     return;
   }
   const BroadcastPlan<2> plan(out_shape, {&a_shape, &b_shape});
+  if (detail::binary_tiled_rows(a, b, out, plan, f)) return;
   const int64_t inner = plan.dims.back();
   const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back();
   detail::for_ranges(numel, [&](int64_t begin, int64_t end) {
