@@ -46,7 +46,7 @@ template <typename T>
 void check_against_reference(const Shape& s, int64_t axis, int64_t distinct, bool specials, uint32_t seed) {
   Tensor x = random_values<T>(s, seed, distinct, specials);
   const int64_t R = s[axis];
-  for (int64_t k : {int64_t(0), int64_t(1), int64_t(3), int64_t(16), int64_t(17), R / 4 - 1, R / 4, R / 2, R - 1, R}) {
+  for (int64_t k : {int64_t(0), int64_t(1), int64_t(3), int64_t(32), int64_t(33), R / 4 - 1, R / 4, R / 2, R - 1, R}) {
     if (k < 0 || k > R) continue;
     Shape out = s;
     out[axis] = k;
@@ -62,7 +62,7 @@ void check_against_reference(const Shape& s, int64_t axis, int64_t distinct, boo
   }
 }
 
-// Line lengths around the strategy switches (16 for small k, 256 and R/4 for radix).
+// Line lengths around the strategy switches (k 32 for small k, R 256 and k R/4 for radix).
 const std::vector<Shape> kShapes = {{1}, {7}, {3, 17}, {2, 255}, {2, 256}, {1, 257}, {3, 1000}, {5, 3, 40}};
 
 TEST(TopKFast, FloatsWithTiesNaNAndSignedZeros) {

@@ -43,8 +43,9 @@
 namespace pointrt {
 namespace bcast {
 
-/// Outputs with at least this many elements are split across OpenMP threads.
-constexpr int64_t kParallelMinElements = 1 << 16;
+/// Outputs with at least this many elements are split across OpenMP threads (below it, waking
+/// a sleeping thread costs more than the half of the loop it would take).
+constexpr int64_t kParallelMinElements = 1 << 17;
 
 /// Output shape of numpy broadcasting of `shapes`. `names[i]` labels shape i in the error
 /// ("input 0"); the error names `where`, both offending shapes and the dimension.
@@ -199,6 +200,28 @@ __attribute__((noinline)) void binary_row(O* o, const A* a, int64_t sa, const B*
   }
 }
 
+// One inner row of a ternary op; each input's inner stride is 1 or 0 (broadcast), fixed at
+// compile time so that every combination is a plain loop the compiler vectorises.
+template <bool kA, bool kB, bool kC, typename O, typename A, typename B, typename C, typename F>
+__attribute__((noinline)) void ternary_row_fixed(O* o, const A* a, const B* b, const C* c, int64_t n, const F& f) {
+  const F fn = f;
+  for (int64_t i = 0; i < n; ++i) o[i] = fn(a[kA ? i : 0], b[kB ? i : 0], c[kC ? i : 0]);
+}
+
+template <typename O, typename A, typename B, typename C, typename F>
+void ternary_row(O* o, const A* a, bool va, const B* b, bool vb, const C* c, bool vc, int64_t n, const F& f) {
+  switch ((va ? 4 : 0) | (vb ? 2 : 0) | (vc ? 1 : 0)) {
+    case 7: return ternary_row_fixed<true, true, true>(o, a, b, c, n, f);
+    case 6: return ternary_row_fixed<true, true, false>(o, a, b, c, n, f);
+    case 5: return ternary_row_fixed<true, false, true>(o, a, b, c, n, f);
+    case 4: return ternary_row_fixed<true, false, false>(o, a, b, c, n, f);
+    case 3: return ternary_row_fixed<false, true, true>(o, a, b, c, n, f);
+    case 2: return ternary_row_fixed<false, true, false>(o, a, b, c, n, f);
+    case 1: return ternary_row_fixed<false, false, true>(o, a, b, c, n, f);
+    default: return ternary_row_fixed<false, false, false>(o, a, b, c, n, f);
+  }
+}
+
 /// Offset of collapsed outer row `row` (over dims[0 .. rank-3]) for each input.
 template <int K>
 std::array<int64_t, K> outer_offsets(const BroadcastPlan<K>& plan, int64_t row) {
@@ -318,12 +341,7 @@ void ternary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape,
       const A* ap = a + cur.offset[0] + col * sa;
       const B* bp = b + cur.offset[1] + col * sb;
       const C* cp = c + cur.offset[2] + col * sc;
-      O* op = out + begin;
-      if (sa && sb && sc) {
-        for (int64_t i = 0; i < n; ++i) op[i] = f(ap[i], bp[i], cp[i]);
-      } else {
-        for (int64_t i = 0; i < n; ++i) op[i] = f(ap[i * sa], bp[i * sb], cp[i * sc]);
-      }
+      detail::ternary_row(out + begin, ap, sa != 0, bp, sb != 0, cp, sc != 0, n, f);
       begin += n;
       col = 0;
       if (begin < end) cur.next();

@@ -3,10 +3,11 @@
 // wanted order is always ascending key, ties by the lower index), then one of:
 //  - integers spanning a small range (e.g. yanx27's sort of ball-query indices, all in [0, N]):
 //    a counting sort, O(R + range);
-//  - small k: one pass keeping the k best in a sorted array (most elements cost one compare);
+//  - k <= 32: one pass keeping the k best in a sorted array (blocks of 64 keys whose smallest
+//    is no better than the current k-th are skipped whole);
 //  - a large share of the line: an LSD radix sort by key (stable, so ties stay in index order),
 //    8-bit digits, passes whose digit is the same for every key skipped;
-//  - otherwise: nth_element on packed (key, index) pairs, then a sort of the first k.
+//  - otherwise: candidates below the running k-th best, pruned by nth_element when 4k gather.
 // Values are read back from the input by index (NaN payloads and -0 kept). Lines run in parallel.
 #include "ops/onnx/reduce/topk.h"
 
@@ -50,12 +51,36 @@ inline KeyOf<T> order_key(T v) {
   }
 }
 
+// (key, index) as one comparable value: key << 32 | index for 32-bit keys, a pair otherwise.
+template <typename K>
+struct Entry {
+  using type = std::conditional_t<sizeof(K) == 4, uint64_t, std::pair<K, uint32_t>>;
+  static type make(K key, uint32_t r) {
+    if constexpr (sizeof(K) == 4)
+      return (uint64_t(key) << 32) | r;
+    else
+      return {key, r};
+  }
+  static K key(const type& e) {
+    if constexpr (sizeof(K) == 4)
+      return static_cast<K>(e >> 32);
+    else
+      return e.first;
+  }
+  static uint32_t index(const type& e) {
+    if constexpr (sizeof(K) == 4)
+      return static_cast<uint32_t>(e);
+    else
+      return e.second;
+  }
+};
+
 // Per-thread scratch for one line.
 template <typename K>
 struct LineScratch {
   std::vector<K> keys, keys2;
   std::vector<uint32_t> idx, idx2, counts;
-  std::vector<uint64_t> packed;
+  std::vector<typename Entry<K>::type> entries;
 };
 
 // Counting sort of keys in [lo, lo + range): writes the first k indices (ascending key, then index).
@@ -69,15 +94,36 @@ void counting_select(const K* keys, int64_t R, K lo, uint64_t range, int64_t k, 
   std::copy(s.idx.begin(), s.idx.begin() + k, out);
 }
 
-// The k smallest (key, index) in one pass over a sorted window of k (k small).
-template <typename K>
-void small_k_select(const K* keys, int64_t R, int64_t k, uint32_t* out) {
+// Calls visit(key, r) for the elements whose key is below `bound` (all of them while `bounded` is
+// false), in index order; visit may tighten the bound. Keys are made 64 at a time and a block
+// whose smallest key is not below the bound is skipped whole (vectorised: most blocks are).
+template <typename K, typename KeyAt, typename Visit>
+void scan_below(const KeyAt& key_at, int64_t R, const bool& bounded, const K& bound, Visit visit) {
+  constexpr int64_t kB = 64;
+  K block[kB];
+  for (int64_t r0 = 0; r0 < R; r0 += kB) {
+    const int64_t n = std::min(kB, R - r0);
+    K lo = ~K(0);
+    for (int64_t j = 0; j < n; ++j) {
+      block[j] = key_at(r0 + j);
+      lo = std::min(lo, block[j]);
+    }
+    if (bounded && !(lo < bound)) continue;
+    for (int64_t j = 0; j < n; ++j)
+      if (!bounded || block[j] < bound) visit(block[j], r0 + j);
+  }
+}
+
+// The k smallest (key, index) kept in a sorted window (k small). A later element with a key
+// equal to the window's worst is rejected: its index is higher.
+template <typename K, typename KeyAt>
+void small_k_select(const KeyAt& key_at, int64_t R, int64_t k, uint32_t* out) {
   K best_key[64];
   uint32_t best_idx[64];
   int64_t filled = 0;
-  for (int64_t r = 0; r < R; ++r) {
-    const K key = keys[r];
-    if (filled == k && !(key < best_key[k - 1])) continue;  // equal keys: the earlier index stays
+  bool full = false;
+  K worst = 0;
+  scan_below(key_at, R, full, worst, [&](K key, int64_t r) {
     int64_t pos = filled < k ? filled++ : k - 1;
     while (pos > 0 && key < best_key[pos - 1]) {
       best_key[pos] = best_key[pos - 1];
@@ -86,7 +132,9 @@ void small_k_select(const K* keys, int64_t R, int64_t k, uint32_t* out) {
     }
     best_key[pos] = key;
     best_idx[pos] = static_cast<uint32_t>(r);
-  }
+    full = filled == k;
+    worst = best_key[k - 1];
+  });
   std::copy(best_idx, best_idx + k, out);
 }
 
@@ -119,43 +167,67 @@ void radix_sort(int64_t R, LineScratch<K>& s) {
   }
 }
 
-// nth_element + sort on (key << 32 | index) for 32-bit keys; on (key, index) pairs otherwise.
-template <typename K>
-void partial_select(int64_t R, int64_t k, LineScratch<K>& s, uint32_t* out) {
-  if constexpr (sizeof(K) == 4) {
-    s.packed.resize(static_cast<size_t>(R));
-    for (int64_t r = 0; r < R; ++r) s.packed[r] = (uint64_t(s.keys[r]) << 32) | uint64_t(r);
-    if (k < R) std::nth_element(s.packed.begin(), s.packed.begin() + k, s.packed.end());
-    std::sort(s.packed.begin(), s.packed.begin() + k);
-    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint32_t>(s.packed[j]);
-  } else {
-    std::vector<std::pair<K, uint32_t>> pairs(static_cast<size_t>(R));
-    for (int64_t r = 0; r < R; ++r) pairs[r] = {s.keys[r], static_cast<uint32_t>(r)};
-    if (k < R) std::nth_element(pairs.begin(), pairs.begin() + k, pairs.end());
-    std::sort(pairs.begin(), pairs.begin() + k);
-    for (int64_t j = 0; j < k; ++j) out[j] = pairs[j].second;
-  }
+// Moderate k: candidates below the current k-th best are collected into a buffer of 4k; when
+// it fills, nth_element keeps the best k and tightens the threshold. Most elements cost one
+// compare against the threshold, so this is O(R) with a small constant.
+template <typename K, typename KeyAt>
+void threshold_select(const KeyAt& key_at, int64_t R, int64_t k, std::vector<typename Entry<K>::type>& buf,
+                      uint32_t* out) {
+  using E = Entry<K>;
+  const size_t cap = static_cast<size_t>(4 * k);
+  buf.clear();
+  buf.reserve(cap);
+  bool have_threshold = false;
+  K threshold = 0;  // the k-th best key so far; later elements need a smaller key (higher index)
+  scan_below(key_at, R, have_threshold, threshold, [&](K key, int64_t r) {
+    buf.push_back(E::make(key, static_cast<uint32_t>(r)));
+    if (buf.size() == cap) {
+      std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+      buf.resize(static_cast<size_t>(k));
+      threshold = E::key(buf[k - 1]);
+      have_threshold = true;
+    }
+  });
+  if (static_cast<int64_t>(buf.size()) > k) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+  std::sort(buf.begin(), buf.begin() + k);
+  for (int64_t j = 0; j < k; ++j) out[j] = E::index(buf[j]);
 }
 
-// The k best indices of one line whose keys are in s.keys.
+// The k best indices of one line (R elements `inner` apart). Keys are computed on the fly where
+// a strategy reads each once (small k, threshold), so a huge line allocates nothing of size R.
 template <typename T>
-void select_line(int64_t R, int64_t k, LineScratch<KeyOf<T>>& s, uint32_t* out) {
+void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest, LineScratch<KeyOf<T>>& s,
+                 uint32_t* out) {
   using K = KeyOf<T>;
-  const K* keys = s.keys.data();
+  const K flip = largest ? ~K(0) : K(0);
+  auto key_at = [&](int64_t r) { return order_key(in[r * inner]) ^ flip; };
+  auto fill_keys = [&] {
+    s.keys.resize(static_cast<size_t>(R));
+    for (int64_t r = 0; r < R; ++r) s.keys[r] = key_at(r);
+  };
   if constexpr (std::is_integral_v<T>) {
-    const auto [lo, hi] = std::minmax_element(keys, keys + R);
-    const uint64_t range = uint64_t(*hi - *lo) + 1;
-    if (range <= uint64_t(2 * R) + 256) return counting_select(keys, R, *lo, range, k, s, out);
+    K lo = ~K(0), hi = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      const K key = key_at(r);
+      lo = std::min(lo, key);
+      hi = std::max(hi, key);
+    }
+    const uint64_t range = uint64_t(hi - lo) + 1;
+    if (range <= uint64_t(2 * R) + 256) {
+      fill_keys();
+      return counting_select(s.keys.data(), R, lo, range, k, s, out);
+    }
   }
-  if (k <= 16) return small_k_select(keys, R, k, out);
+  if (k <= 32) return small_k_select<K>(key_at, R, k, out);
   if (R >= 256 && k * 4 >= R) {
+    fill_keys();
     s.idx.resize(static_cast<size_t>(R));
     for (int64_t r = 0; r < R; ++r) s.idx[r] = static_cast<uint32_t>(r);
     radix_sort(R, s);
     std::copy(s.idx.begin(), s.idx.begin() + k, out);
     return;
   }
-  partial_select(R, k, s, out);
+  threshold_select<K>(key_at, R, k, s.entries, out);
 }
 
 template <typename T>
@@ -163,20 +235,15 @@ void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t 
                 bool largest) {
   using K = KeyOf<T>;
   const int64_t lines = outer * inner;
-#pragma omp parallel if (lines > 1 && lines * R > (1 << 14))
+#pragma omp parallel if (lines > 1 && lines * R > (1 << 17))
   {
     LineScratch<K> scratch;
-    scratch.keys.resize(static_cast<size_t>(R));
     std::vector<uint32_t> chosen(static_cast<size_t>(k));
 #pragma omp for schedule(dynamic, 4)
     for (int64_t line = 0; line < lines; ++line) {
       const int64_t o = line / inner, i = line % inner;
       const T* in = x + o * R * inner + i;
-      scratch.keys.resize(static_cast<size_t>(R));
-      K* keys = scratch.keys.data();
-      const K flip = largest ? ~K(0) : K(0);
-      for (int64_t r = 0; r < R; ++r) keys[r] = order_key(in[r * inner]) ^ flip;
-      select_line<T>(R, k, scratch, chosen.data());
+      select_line<T>(in, inner, R, k, largest, scratch, chosen.data());
       T* v = values + o * k * inner + i;
       int64_t* ix = indices + o * k * inner + i;
       for (int64_t j = 0; j < k; ++j) {
