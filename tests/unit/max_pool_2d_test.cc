@@ -56,7 +56,7 @@ TEST(MaxPool2d, MatchesTheReference) {
             check({1, 1, 9, 40}, {kk, 1}, {st, 1}, {dil, 1}, {pad, 0, 0, 0}, ceil_mode, seed++);
           }
         }
-  check({1, 3, 128, 128}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);  // CenterPoint's peak test
+  check({1, 3, 40, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);  // CenterPoint's peak test
   check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);       // asymmetric everything
 }
 
