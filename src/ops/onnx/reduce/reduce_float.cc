@@ -1,8 +1,8 @@
 // Float32 fast paths of the reductions exported graphs use most (Sum, Mean, SumSquare, L1, L2,
 // Max, Min) when one group of adjacent axes is reduced, i.e. the input is a [outer, R, inner]
 // view. No intermediate buffer: each output is finished and written once.
-//  - inner == 1, short rows (R <= 8: yanx27's sums over xyz): one loop over the rows with the
-//    row unrolled at compile time;
+//  - inner == 1, short rows (R <= 8, 16, 32: yanx27's sums over xyz, per-head dot products):
+//    one loop over the rows with the row unrolled at compile time;
 //  - inner == 1, long rows: 16 independent lanes per block of kBlock elements;
 //  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns.
 // Sums accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not stall), max/min in
@@ -57,9 +57,19 @@ void short_rows_fixed(const float* x, float* y, int64_t outer) {
 #pragma omp parallel for if (outer * kR > kParallelWork)
   for (int64_t o = 0; o < outer; ++o) {
     const float* row = x + o * kR;
-    typename Op::Acc a = Op::map(row[0]);
-    for (int r = 1; r < kR; ++r) a = Op::combine(a, Op::map(row[r]));
-    y[o] = Op::finish(a, kR);
+    if constexpr (kR % 8 == 0) {  // 8 independent lanes, then a tree: vectorises
+      typename Op::Acc lane[8];
+      for (int j = 0; j < 8; ++j) lane[j] = Op::map(row[j]);
+      for (int r = 8; r < kR; r += 8)
+        for (int j = 0; j < 8; ++j) lane[j] = Op::combine(lane[j], Op::map(row[r + j]));
+      for (int w = 4; w >= 1; w /= 2)
+        for (int j = 0; j < w; ++j) lane[j] = Op::combine(lane[j], lane[j + w]);
+      y[o] = Op::finish(lane[0], kR);
+    } else {
+      typename Op::Acc a = Op::map(row[0]);
+      for (int r = 1; r < kR; ++r) a = Op::combine(a, Op::map(row[r]));
+      y[o] = Op::finish(a, kR);
+    }
   }
 }
 
@@ -119,6 +129,8 @@ void rows_last_axis(const float* x, float* y, int64_t outer, int64_t R) {
     case 4: return short_rows_fixed<K, 4>(x, y, outer);
     case 6: return short_rows_fixed<K, 6>(x, y, outer);
     case 8: return short_rows_fixed<K, 8>(x, y, outer);
+    case 16: return short_rows_fixed<K, 16>(x, y, outer);  // attention heads of 16
+    case 32: return short_rows_fixed<K, 32>(x, y, outer);
     default: break;
   }
   const int threads = omp_get_max_threads();

@@ -168,8 +168,33 @@ inline void softmax_column_block(const T* __restrict in, T* __restrict out, int6
   }
 }
 
+// A narrow strided axis (inner < 16, R <= 64: softmax over the k neighbours of [N, k, heads]):
+// column blocks would be `inner` wide. Lines (o, i) are gathered 16 at a time into an [R, 16]
+// block, normalised as columns (vectorised across the 16 lines) and scattered back.
+template <typename T>
+void softmax_gathered_lines(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  constexpr int64_t kLines = 16, kMaxR = 64;
+  const int64_t lines = outer * inner, blocks = (lines + kLines - 1) / kLines;
+#pragma omp parallel for if (lines * R > (1 << 17))
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t l0 = b * kLines, n = std::min(kLines, lines - l0);
+    T in[kMaxR * kLines], out[kMaxR * kLines];
+    int64_t base[kLines];
+    for (int64_t j = 0; j < n; ++j) base[j] = (l0 + j) / inner * R * inner + (l0 + j) % inner;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < n; ++j) in[r * n + j] = x[base[j] + r * inner];
+    if (n == kLines)
+      softmax_column_block<T, kLines>(in, out, R, kLines, kLines, log);
+    else
+      softmax_column_block<T>(in, out, R, n, n, log);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < n; ++j) y[base[j] + r * inner] = out[r * n + j];
+  }
+}
+
 template <typename T>
 void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  if (inner < 16 && R <= 64) return softmax_gathered_lines(x, y, outer, R, inner, log);
   constexpr int64_t kBlock = 128;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
 #pragma omp parallel for collapse(2) if (outer * R * inner > (1 << 14))
