@@ -1,6 +1,7 @@
 """pointrt.export: opset selection and errors, dynamic point axis, checker, adaptive pooling."""
 import os
 import warnings
+from collections import Counter
 
 import numpy as np
 import onnx
@@ -11,6 +12,10 @@ import pointrt
 from pointrt import ExportError
 from pointrt.torch.patches import (StaticAdaptiveAvgPool2d, adaptive_avg_pool2d_static,
                                    patch_adaptive_avg_pool2d, replace_adaptive_avg_pool2d)
+
+
+# plain torch.onnx.export calls: the TorchScript exporter on every torch (dynamo is the default from 2.9)
+TORCHSCRIPT = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
 
 
 class Tiny(torch.nn.Module):
@@ -27,8 +32,9 @@ class Tiny(torch.nn.Module):
 
 def test_default_opset_is_highest_supported():
     from torch.onnx import _constants
-    assert pointrt.default_opset() == min(_constants.ONNX_MAX_OPSET,
-                                          onnx.defs.onnx_opset_version())
+    from pointrt.exporter import RUNTIME_MAX_OPSET
+    torchscript_max = getattr(_constants, "ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET", _constants.ONNX_MAX_OPSET)
+    assert pointrt.default_opset() == min(torchscript_max, onnx.defs.onnx_opset_version(), RUNTIME_MAX_OPSET)
     assert pointrt.supported_opsets()[-1] == pointrt.default_opset()
 
 
@@ -111,20 +117,27 @@ def test_static_adaptive_pool_matches_torch(size, out):
 def test_plain_torch_export_fails_on_adaptive_pool(tmp_path):
     with pytest.raises(Exception, match="not factor of input size"):
         torch.onnx.export(PSP().eval(), torch.randn(1, 4, 10, 14), str(tmp_path / "a.onnx"),
-                          opset_version=13)
+                          opset_version=13, **TORCHSCRIPT)
 
 
-def test_export_fixes_adaptive_pool_and_onnxruntime_agrees(tmp_path):
+def test_export_fixes_adaptive_pool_in_one_trace_and_onnxruntime_agrees(tmp_path):
     ort = pytest.importorskip("onnxruntime")
     model = PSP().eval()
+    forwards = []
+    model.register_forward_hook(lambda *a: forwards.append(1))
     x = torch.randn(1, 4, 10, 14)
     path = str(tmp_path / "psp.onnx")
-    with pytest.warns(UserWarning, match="adaptive_avg_pool2d"):
-        rep = pointrt.export(model, x, path, input_names=["img"],
-                             output_names=[f"s{i}" for i in range(4)], dynamic_points=False,
-                             verify=False, quiet=True)
+    rep = pointrt.export(model, x, path, input_names=["img"], output_names=[f"s{i}" for i in range(4)],
+                         dynamic_points=False, verify=False, quiet=True)
     assert rep.adaptive_pool_patched
+    assert len(forwards) == 1  # decided before tracing: one trace, and no separate reference run
     assert torch.nn.functional.adaptive_avg_pool2d is not adaptive_avg_pool2d_static
+    # bins 3 and 6 on 10x14: two MatMul each, with constant averaging matrices (no nodes build them)
+    graph = onnx.load(path).graph
+    ops = Counter(n.op_type for n in graph.node)
+    assert ops["MatMul"] == 4 and not {"ScatterND", "ConstantOfShape", "Expand"} & set(ops), ops
+    constants = {i.name for i in graph.initializer} | {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    assert all(any(i in constants for i in n.input) for n in graph.node if n.op_type == "MatMul")
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = sess.run(None, {"img": x.numpy()})
     with torch.no_grad():
@@ -147,10 +160,10 @@ def test_replace_adaptive_pool_modules(tmp_path):
     assert all(isinstance(s, StaticAdaptiveAvgPool2d) for s in model.stages)
     assert model.state_dict().keys() == sd.keys()
     torch.onnx.export(model, torch.randn(1, 4, 10, 14), str(tmp_path / "r.onnx"),
-                      opset_version=13)
+                      opset_version=13, **TORCHSCRIPT)
     with patch_adaptive_avg_pool2d():
         torch.onnx.export(PSP().eval(), torch.randn(1, 4, 10, 14), str(tmp_path / "q.onnx"),
-                          opset_version=13)
+                          opset_version=13, **TORCHSCRIPT)
 
 
 # ------------------------------------------------------------------ verification logic
