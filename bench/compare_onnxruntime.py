@@ -27,9 +27,13 @@ Models:
              21-class 1x1 conv, bilinear upsampling to the input size
   pointnet   PointNet shared MLP on 16384 points: Conv1d 1x1 3->64->128->1024 with BN + ReLU,
              then max over points (ReduceMax)
+  lstm       one-layer LSTM (torch.nn.LSTM 256 -> 256), sequence 64, batch 8: input 64x8x256
+  gru        one-layer GRU, same sizes (torch exports linear_before_reset = 1)
+  rnn        one-layer tanh RNN, same sizes
 
 Run (from the repository root, after building):
   .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt
+  .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt --models lstm gru rnn
 """
 import argparse
 import json
@@ -162,11 +166,20 @@ def build_models():
                 mod.bias.data.copy_(torch.randn(n, generator=g) * 0.1)
         return m.eval()
 
+    class Recurrent(nn.Module):
+        def __init__(self, kind):
+            super().__init__()
+            self.rnn = getattr(nn, kind)(256, 256)
+        def forward(self, x):
+            return self.rnn(x)[0]
     torch.manual_seed(0)
     return {
         "resnet18": (randomize_bn(ResNet18()), (1, 3, 224, 224)),
         "pspnet": (randomize_bn(PSPNet()), (1, 3, 480, 640)),
         "pointnet": (randomize_bn(PointNetMLP()), (1, 3, 16384)),
+        "lstm": (Recurrent("LSTM").eval(), (64, 8, 256)),
+        "gru": (Recurrent("GRU").eval(), (64, 8, 256)),
+        "rnn": (Recurrent("RNN").eval(), (64, 8, 256)),
     }
 
 

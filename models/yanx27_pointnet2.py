@@ -11,6 +11,10 @@ Module and parameter names follow the original (``sa1.mlp_convs.0.weight``, ``fp
 ``fc1``, ``bn1`` ...), so its checkpoints load with ``load_state_dict``.
 
 Shapes: the models take points channel-first, [B, 3 + extra channels, N], like the original.
+What users get from that export, reproduced here: the masked assignments (``distance[mask] =
+dist[mask]``, ``group_idx[mask] = ...``) are traced with the example's data-dependent counts baked
+into Reshape constants, so the file computes correctly only for the cloud it was traced with
+(other clouds fail in pointrt and ONNX Runtime alike with a Reshape size error).
 ``npoints`` (the FPS sample counts per level) defaults to the original's; tests pass small ones,
 since the export unrolls one loop iteration per sample (the 1024-point cls_ssg file has ~48k
 nodes and torch 1.13 takes several CPU minutes to write it).

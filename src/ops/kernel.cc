@@ -96,6 +96,7 @@ const OpTable& op_table() {
     register_onnx_reduce(t);
     register_onnx_nn(t);
     register_onnx_image(t);
+    register_onnx_rnn(t);
     register_pointnet2(t);
     register_sparse(t);
     return t;

@@ -15,11 +15,35 @@ int MemoryPlan::find(int node, int ordinal) const {
 ArenaBlock::ArenaBlock(std::shared_ptr<const MemoryPlan> p) : plan(std::move(p)) {
   base = static_cast<char*>(alloc_buffer(plan->total_bytes));
   if (!base) fail("out of memory allocating a ", plan->total_bytes, "-byte arena block");
-  live.reset(new std::atomic<bool>[plan->entries.size()]);
-  for (size_t i = 0; i < plan->entries.size(); ++i) live[i].store(false);
 }
 
 ArenaBlock::~ArenaBlock() { free_buffer(base, plan->total_bytes); }
+
+bool ArenaBlock::try_claim(int i) {
+  const PlannedAllocation& e = plan->entries[i];
+  const size_t begin = e.offset, end = e.offset + e.bytes;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The first live range starting at or after `begin`, and the one before it: the only two
+  // that can overlap [begin, end) when the live ranges are disjoint.
+  auto it =
+      std::lower_bound(live_.begin(), live_.end(), begin, [](const LiveRange& r, size_t b) { return r.begin < b; });
+  if (it != live_.end() && it->begin < end) return false;
+  if (it != live_.begin() && std::prev(it)->end > begin) return false;
+  live_.insert(it, LiveRange{begin, end, i});
+  live_count.fetch_add(1);
+  return true;
+}
+
+void ArenaBlock::release(int i) {
+  const size_t begin = plan->entries[i].offset;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it =
+      std::lower_bound(live_.begin(), live_.end(), begin, [](const LiveRange& r, size_t b) { return r.begin < b; });
+  if (it != live_.end() && it->entry == i) {
+    live_.erase(it);
+    live_count.fetch_sub(1);
+  }
+}
 
 int AllocationRecorder::add(int node, int ordinal, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -74,19 +98,6 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
   ArenaLayout layout = plan_arena(dense_requests);
   plan->total_bytes = layout.total_bytes;
   for (size_t i = 0; i < plan->entries.size(); ++i) plan->entries[i].offset = layout.offsets[i];
-  // Which entries share bytes (for the run-time check that the planned lifetimes still hold).
-  std::vector<size_t> by_offset(plan->entries.size());
-  for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  std::sort(by_offset.begin(), by_offset.end(),
-            [&](size_t a, size_t b) { return plan->entries[a].offset < plan->entries[b].offset; });
-  for (size_t a = 0; a < by_offset.size(); ++a) {
-    auto& ea = plan->entries[by_offset[a]];
-    size_t end = ea.offset + ea.bytes;
-    for (size_t b = a + 1; b < by_offset.size() && plan->entries[by_offset[b]].offset < end; ++b) {
-      ea.shares_bytes_with.push_back(static_cast<int>(by_offset[b]));
-      plan->entries[by_offset[b]].shares_bytes_with.push_back(static_cast<int>(by_offset[a]));
-    }
-  }
   return plan;
 }
 
@@ -95,22 +106,12 @@ Tensor RunAllocator::allocate(DType dtype, const Shape& shape) {
   size_t bytes = checked_nbytes(dtype, shape, "cannot allocate a tensor");
   if (block_) {
     int i = block_->plan->find(node_, ordinal);
-    if (i >= 0 && block_->plan->entries[i].bytes == bytes && !block_->live[i].load()) {
-      const PlannedAllocation& e = block_->plan->entries[i];
-      bool clear = std::none_of(e.shares_bytes_with.begin(), e.shares_bytes_with.end(),
-                                [&](int j) { return block_->live[j].load(); });
-      if (clear) {
-        block_->live[i].store(true);
-        block_->live_count.fetch_add(1);
-        counters_.arena_allocations.fetch_add(1, std::memory_order_relaxed);
-        std::shared_ptr<ArenaBlock> block = block_;
-        void* p = block->base + e.offset;
-        std::shared_ptr<void> owner(p, [block, i](void*) {
-          block->live[i].store(false);
-          block->live_count.fetch_sub(1);
-        });
-        return Tensor::wrap_shared(dtype, shape, std::move(owner), p);
-      }
+    if (i >= 0 && block_->plan->entries[i].bytes == bytes && block_->try_claim(i)) {
+      counters_.arena_allocations.fetch_add(1, std::memory_order_relaxed);
+      std::shared_ptr<ArenaBlock> block = block_;
+      void* p = block->base + block->plan->entries[i].offset;
+      std::shared_ptr<void> owner(p, [block, i](void*) { block->release(i); });
+      return Tensor::wrap_shared(dtype, shape, std::move(owner), p);
     }
   }
   counters_.pool_allocations.fetch_add(1, std::memory_order_relaxed);

@@ -4,10 +4,11 @@
 // block at the planned offsets.
 //
 // Allocations are identified by (node index, n-th allocation of that node). A run serves an
-// allocation from the arena only when the plan has it with the same byte size and no other
-// planned tensor sharing its bytes is still alive in this block (a data-dependent shape or an
-// unusual alias can change sizes and lifetimes); anything else comes from the buffer pool, so a
-// plan is a fast path, never a correctness assumption. Tensors alive when the recording run
+// allocation from the arena only when the plan has it with the same byte size and its bytes
+// overlap no tensor of this block that is still alive (a data-dependent shape or an unusual
+// alias can change sizes and lifetimes; the block keeps its live byte ranges sorted, so the
+// check costs O(log live), not O(planned tensors)); anything else comes from the buffer pool, so
+// a plan is a fast path, never a correctness assumption. Tensors alive when the recording run
 // ended (graph outputs, which the caller keeps) are not planned.
 //
 // Concurrency: each run takes its own block from the plan's free list (or a new one) and gives
@@ -39,7 +40,6 @@ struct InputSignature {
 struct PlannedAllocation {
   int node = 0, ordinal = 0;
   size_t bytes = 0, offset = 0;
-  std::vector<int> shares_bytes_with;  // other entries whose byte ranges overlap this one
 };
 
 struct MemoryPlan {
@@ -53,10 +53,22 @@ struct MemoryPlan {
 struct ArenaBlock {
   ArenaBlock(std::shared_ptr<const MemoryPlan> p);
   ~ArenaBlock();
+  /// Marks entry i live if its bytes overlap no live tensor of this block (the planned lifetimes
+  /// held so far); false leaves the block unchanged. O(log live) per call.
+  bool try_claim(int i);
+  void release(int i);
   std::shared_ptr<const MemoryPlan> plan;
   char* base = nullptr;
-  std::unique_ptr<std::atomic<bool>[]> live;
   std::atomic<int> live_count{0};
+
+ private:
+  // Byte ranges [begin, end) of the live entries, sorted and disjoint (every claim checks it).
+  struct LiveRange {
+    size_t begin, end;
+    int entry;
+  };
+  std::mutex mutex_;
+  std::vector<LiveRange> live_;
 };
 
 /// What one recording run saw: per allocation its identity, size and lifetime in node steps.

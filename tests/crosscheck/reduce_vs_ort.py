@@ -9,6 +9,9 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 from onnx.reference import ReferenceEvaluator
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from node_case import one_node_model, write_case  # noqa: E402
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/reduce_vs_ort/node"
 
 
@@ -29,23 +32,8 @@ def rand(shape, dt):
 def emit(name, op, opset, inputs, attrs, n_out=1, const_inputs=()):
     """inputs: list of (name, array or None)."""
     global count
-    in_infos, node_inputs, feeds, inits = [], [], {}, []
-    for i, (nm, arr) in enumerate(inputs):
-        if arr is None:
-            node_inputs.append("")
-            continue
-        node_inputs.append(nm)
-        if i in const_inputs:
-            inits.append(numpy_helper.from_array(arr, nm))
-        else:
-            in_infos.append(helper.make_tensor_value_info(nm, helper.np_dtype_to_tensor_dtype(arr.dtype), arr.shape))
-            feeds[nm] = arr
     outs = [f"y{i}" for i in range(n_out)]
-    node = helper.make_node(op, node_inputs, outs, **attrs)
-    out_infos = [onnx.ValueInfoProto(name=o) for o in outs]
-    graph = helper.make_graph([node], name, in_infos, out_infos, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
+    model, in_infos, feeds = one_node_model(name, op, opset, inputs, attrs, outs, const_inputs)
     try:
         import onnxruntime as ort
         so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -53,19 +41,7 @@ def emit(name, op, opset, inputs, attrs, n_out=1, const_inputs=()):
     except Exception as e:
         print("skip", name, type(e).__name__, str(e)[:100])
         return
-    d = os.path.join(OUT, f"test_{name}")
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    # Output value infos with real types.
-    for o, r in zip(model.graph.output, res):
-        r = np.asarray(r)
-        o.CopyFrom(helper.make_tensor_value_info(o.name, helper.np_dtype_to_tensor_dtype(r.dtype), r.shape))
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, nm in enumerate(in_infos):
-        t = numpy_helper.from_array(feeds[nm.name], nm.name)
-        open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb").write(t.SerializeToString())
-    for i, r in enumerate(res):
-        t = numpy_helper.from_array(np.asarray(r), f"y{i}")
-        open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
+    write_case(OUT, name, model, in_infos, feeds, res, outs)
     count += 1
 
 reduces = ["ReduceSum", "ReduceSumSquare", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp"]

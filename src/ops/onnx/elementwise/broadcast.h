@@ -33,7 +33,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/common.h"
@@ -41,8 +43,9 @@
 namespace pointrt {
 namespace bcast {
 
-/// Outputs with at least this many elements are split across OpenMP threads.
-constexpr int64_t kParallelMinElements = 1 << 16;
+/// Outputs with at least this many elements are split across OpenMP threads (below it, waking
+/// a sleeping thread costs more than the half of the loop it would take).
+constexpr int64_t kParallelMinElements = 1 << 17;
 
 /// Output shape of numpy broadcasting of `shapes`. `names[i]` labels shape i in the error
 /// ("input 0"); the error names `where`, both offending shapes and the dimension.
@@ -197,6 +200,91 @@ __attribute__((noinline)) void binary_row(O* o, const A* a, int64_t sa, const B*
   }
 }
 
+// One inner row of a ternary op; each input's inner stride is 1 or 0 (broadcast), fixed at
+// compile time so that every combination is a plain loop the compiler vectorises.
+template <bool kA, bool kB, bool kC, typename O, typename A, typename B, typename C, typename F>
+__attribute__((noinline)) void ternary_row_fixed(O* o, const A* a, const B* b, const C* c, int64_t n, const F& f) {
+  const F fn = f;
+  for (int64_t i = 0; i < n; ++i) o[i] = fn(a[kA ? i : 0], b[kB ? i : 0], c[kC ? i : 0]);
+}
+
+template <typename O, typename A, typename B, typename C, typename F>
+void ternary_row(O* o, const A* a, bool va, const B* b, bool vb, const C* c, bool vc, int64_t n, const F& f) {
+  switch ((va ? 4 : 0) | (vb ? 2 : 0) | (vc ? 1 : 0)) {
+    case 7: return ternary_row_fixed<true, true, true>(o, a, b, c, n, f);
+    case 6: return ternary_row_fixed<true, true, false>(o, a, b, c, n, f);
+    case 5: return ternary_row_fixed<true, false, true>(o, a, b, c, n, f);
+    case 4: return ternary_row_fixed<true, false, false>(o, a, b, c, n, f);
+    case 3: return ternary_row_fixed<false, true, true>(o, a, b, c, n, f);
+    case 2: return ternary_row_fixed<false, true, false>(o, a, b, c, n, f);
+    case 1: return ternary_row_fixed<false, false, true>(o, a, b, c, n, f);
+    default: return ternary_row_fixed<false, false, false>(o, a, b, c, n, f);
+  }
+}
+
+/// Offset of collapsed outer row `row` (over dims[0 .. rank-3]) for each input.
+template <int K>
+std::array<int64_t, K> outer_offsets(const BroadcastPlan<K>& plan, int64_t row) {
+  std::array<int64_t, K> off{};
+  for (size_t d = plan.dims.size() - 2; d-- > 0;) {
+    const int64_t i = row % plan.dims[d];
+    row /= plan.dims[d];
+    for (int k = 0; k < K; ++k) off[k] += i * plan.strides[k][d];
+  }
+  return off;
+}
+
+// The two innermost collapsed dims [m, n] with one input contiguous over them (strides n, 1)
+// and the other repeating one row of n along m (strides 0, 1), n short (yanx27's
+// [B, S, K, 3] - [B, S, 1, 3], [N, C] + [C]): the repeated row is tiled into a block of t rows
+// once per outer row, so the inner loop runs vector-vector over t * n elements instead of m
+// short rows. False when the plan has another form.
+template <typename O, typename A, typename B, typename F>
+bool binary_tiled_rows(const A* a, const B* b, O* out, const BroadcastPlan<2>& plan, F& f) {
+  const size_t r = plan.dims.size();
+  if (r < 2) return false;
+  const int64_t m = plan.dims[r - 2], n = plan.dims[r - 1];
+  if (n > 256 || m < 2) return false;
+  auto contiguous = [&](int k) { return plan.strides[k][r - 1] == 1 && plan.strides[k][r - 2] == n; };
+  auto periodic = [&](int k) { return plan.strides[k][r - 1] == 1 && plan.strides[k][r - 2] == 0; };
+  const bool a_tiled = periodic(0) && contiguous(1), b_tiled = contiguous(0) && periodic(1);
+  if (!a_tiled && !b_tiled) return false;
+  const int64_t t = std::min(m, std::max<int64_t>(1, 2048 / n));  // rows per tile
+  const int64_t blocks = (m + t - 1) / t, outer = plan.numel / (m * n), jobs = outer * blocks;
+  auto run = [&](int64_t job0, int64_t job1) {
+    std::unique_ptr<A[]> tile_a(a_tiled ? new A[static_cast<size_t>(t * n)] : nullptr);  // not vector<bool>
+    std::unique_ptr<B[]> tile_b(b_tiled ? new B[static_cast<size_t>(t * n)] : nullptr);
+    int64_t tile_row = -1;
+    for (int64_t job = job0; job < job1; ++job) {
+      const int64_t row = job / blocks, blk = job % blocks, rows = std::min(t, m - blk * t);
+      const std::array<int64_t, 2> off = outer_offsets(plan, row);
+      if (row != tile_row) {  // the repeated row changes with the outer row
+        for (int64_t i = 0; i < t; ++i) {
+          if (a_tiled) std::copy(a + off[0], a + off[0] + n, tile_a.get() + i * n);
+          if (b_tiled) std::copy(b + off[1], b + off[1] + n, tile_b.get() + i * n);
+        }
+        tile_row = row;
+      }
+      const int64_t at = blk * t * n;
+      O* o = out + row * m * n + at;
+      if (a_tiled)
+        binary_row(o, tile_a.get(), 1, b + off[1] + at, 1, rows * n, f);
+      else
+        binary_row(o, a + off[0] + at, 1, tile_b.get(), 1, rows * n, f);
+    }
+  };
+  if (plan.numel < kParallelMinElements || omp_get_max_threads() == 1 || omp_in_parallel() || jobs < 2) {
+    run(0, jobs);
+    return true;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+    run(jobs * th / nt, jobs * (th + 1) / nt);
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// out[i] = f(a[i]) over n contiguous elements, threaded when large.
@@ -220,6 +308,7 @@ void binary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, 
     return;
   }
   const BroadcastPlan<2> plan(out_shape, {&a_shape, &b_shape});
+  if (detail::binary_tiled_rows(a, b, out, plan, f)) return;
   const int64_t inner = plan.dims.back();
   const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back();
   detail::for_ranges(numel, [&](int64_t begin, int64_t end) {
@@ -252,12 +341,7 @@ void ternary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape,
       const A* ap = a + cur.offset[0] + col * sa;
       const B* bp = b + cur.offset[1] + col * sb;
       const C* cp = c + cur.offset[2] + col * sc;
-      O* op = out + begin;
-      if (sa && sb && sc) {
-        for (int64_t i = 0; i < n; ++i) op[i] = f(ap[i], bp[i], cp[i]);
-      } else {
-        for (int64_t i = 0; i < n; ++i) op[i] = f(ap[i * sa], bp[i * sb], cp[i * sc]);
-      }
+      detail::ternary_row(out + begin, ap, sa != 0, bp, sb != 0, cp, sc != 0, n, f);
       begin += n;
       col = 0;
       if (begin < end) cur.next();

@@ -35,7 +35,7 @@ void run_unary(KernelContext& ctx, const UnaryParams& p) {
   auto body = [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> &&
-                  (kOp == UnaryOp::kExp || kOp == UnaryOp::kSigmoid || kOp == UnaryOp::kTanh)) {
+                  (kOp == UnaryOp::kExp || kOp == UnaryOp::kSigmoid || kOp == UnaryOp::kTanh || kOp == UnaryOp::kErf)) {
       const float* xp = x.data_as<float>();
       float* yp = y.data_as<float>();
       bcast::detail::for_ranges(n, [&](int64_t begin, int64_t end) {
@@ -45,6 +45,8 @@ void run_unary(KernelContext& ctx, const UnaryParams& p) {
             fast_exp_block(xp + b, yp + b, len);
           } else if constexpr (kOp == UnaryOp::kTanh) {
             fast_tanh_block(xp + b, yp + b, len);
+          } else if constexpr (kOp == UnaryOp::kErf) {
+            fast_erf_block(xp + b, yp + b, len);
           } else {  // 1 / (1 + exp(-x)): exp(-x) = inf for x < -89 gives 0, NaN stays NaN
             fast_exp_block(xp + b, yp + b, len, -1.0f);
             for (int64_t i = 0; i < len; ++i) yp[b + i] = 1.0f / (1.0f + yp[b + i]);

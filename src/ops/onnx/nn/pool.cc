@@ -75,6 +75,10 @@ class PoolKernel : public OpKernel {
     Tensor& y = ctx.output(0, DType::kFloat32, squeeze_ ? Shape{ys[0], ys[1]} : ys);
     int64_t* ind = want_indices_ ? ctx.output(1, DType::kInt64, ys).data_as<int64_t>() : nullptr;
     if (y.numel() == 0) return;
+    // Plain 2-D max pooling: a vectorised pass per window tap beats oneDNN's plain-layout kernel.
+    if (attrs_.kind == PoolKind::kMax && !attrs_.global && !ind && !src_blocked_ && !dst_blocked_ &&
+        max_pool_2d_plain(plan->geo, x.data_as<float>(), y.data_as<float>()))
+      return;
     if (plan->use_ref) {
       const float* xd = x.data_as<float>();
       Tensor plain;

@@ -449,6 +449,7 @@ bool reduce_kind_accepts(ReduceKind kind, DType t) {
 }
 
 void reduce_optimized(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+  if (reduce_float32_fast(kind, x, reduced, y)) return;
   dispatch_all(x.dtype(), "reduce", [&](auto tag) { reduce_for_type<decltype(tag)>(kind, x, reduced, y); });
 }
 

@@ -103,8 +103,17 @@ void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
   const size_t rank = to.size();
   const int64_t n = shape_numel(to);
   if (n == 0) return;
-  if (shape_numel(from) == n) {
+  const int64_t m = shape_numel(from);
+  if (m == n) {
     std::copy(src, src + n, dst);
+    return;
+  }
+  // `from` is a trailing block of `to` (a bias row [N] or [1, N], a [C, H, W] plane): repeat it.
+  const size_t off = rank - from.size();
+  int64_t trailing = 1;
+  for (size_t i = rank; i-- > off && from[i - off] == to[i];) trailing *= to[i];
+  if (m == trailing && m > 0) {
+    for (int64_t k = 0; k < n; k += m) std::copy(src, src + m, dst + k);
     return;
   }
   // Source strides aligned to `to`, 0 on broadcast axes.

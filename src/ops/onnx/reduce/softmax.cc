@@ -42,35 +42,89 @@ inline float fast_exp(float x) {
 }
 inline double fast_exp(double x) { return std::exp(x); }
 
-// Maximum of a row (NaN if any element is NaN), in vectorisable form.
-template <typename T>
-inline T row_max(const T* in, int64_t n) {
+// exp(x) for x <= 0 (softmax's x - max): fast_exp without the overflow fix. Below -87.3 (and
+// at -inf) the result is 0; NaN gives NaN.
+// Explicit fused multiply-adds (the build turns contraction off): half the polynomial's cost.
+inline float exp_nonpositive(float x) {
+  const float clamped = std::max(x, -87.3f);
+  const float magic = 12582912.f;
+  const float t = std::fma(clamped, 1.44269504088896341f, magic);
+  const float n = t - magic;
+  uint32_t t_bits;
+  std::memcpy(&t_bits, &t, 4);
+  const float r = std::fma(n, 2.12194440e-4f, std::fma(n, -0.693359375f, clamped));
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p * r, r, r + 1.0f);
+  const uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;
+  float scale;
+  std::memcpy(&scale, &scale_bits, 4);
+  return x < -87.3f ? 0.0f : p * scale;
+}
+inline double exp_nonpositive(double x) { return std::exp(x); }
+
+// Softmax (or LogSoftmax) of one contiguous row; kWidth > 0 fixes R at compile time, so a short
+// row becomes a few whole-vector operations. Sums in T within the row (rows are short or the
+// lanes many) and in double across blocks of 1024.
+template <typename T, int64_t kWidth>
+inline void softmax_row(const T* __restrict in, T* __restrict out, int64_t R_dyn, bool log) {
+  const int64_t R = kWidth > 0 ? kWidth : R_dyn;
+  // A NaN or an infinite maximum needs no special case: x - max is then NaN somewhere, exp
+  // keeps it, so the sum and every output become NaN, as the definition gives.
   T mx = in[0];
-  int nan = 0;
-#pragma omp simd reduction(max : mx) reduction(| : nan)
-  for (int64_t i = 0; i < n; ++i) {
-    mx = in[i] > mx ? in[i] : mx;
-    nan |= in[i] != in[i];
+#pragma omp simd reduction(max : mx)
+  for (int64_t r = 0; r < R; ++r) mx = in[r] > mx ? in[r] : mx;
+  if constexpr (kWidth > 0) {  // short row: one block, float sum
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t r = 0; r < R; ++r) {
+      const T v = exp_nonpositive(in[r] - mx);
+      out[r] = v;
+      sum += v;
+    }
+    if (log) {
+      const T log_sum = std::log(sum);
+      for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
+    } else {
+      const T scale = T(1) / sum;
+      for (int64_t r = 0; r < R; ++r) out[r] *= scale;
+    }
+    return;
   }
-  return nan ? std::numeric_limits<T>::quiet_NaN() : mx;
+  double total = 0;
+  for (int64_t b = 0; b < R; b += 1024) {
+    const int64_t e = std::min(R, b + 1024);
+    T sum = 0;
+    if (log) {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t r = b; r < e; ++r) sum += exp_nonpositive(in[r] - mx);
+    } else {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t r = b; r < e; ++r) {
+        const T v = exp_nonpositive(in[r] - mx);
+        out[r] = v;
+        sum += v;
+      }
+    }
+    total += sum;
+  }
+  if (log) {
+    const T log_sum = static_cast<T>(std::log(total));
+    for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
+  } else {
+    const T scale = static_cast<T>(1.0 / total);
+    for (int64_t r = 0; r < R; ++r) out[r] *= scale;
+  }
 }
 
-// out[i] = exp(in[i] - shift) (when out != null); returns the sum in double.
-template <typename T>
-inline double exp_shifted(const T* in, T* out, int64_t n, T shift) {
-  double sum = 0;
-  if (out) {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) {
-      const T e = fast_exp(in[i] - shift);
-      out[i] = e;
-      sum += e;
-    }
-  } else {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) sum += fast_exp(in[i] - shift);
-  }
-  return sum;
+template <typename T, int64_t kWidth>
+void softmax_rows_of(const T* x, T* y, int64_t outer, int64_t R, bool log) {
+#pragma omp parallel for if (outer * R > (1 << 17))
+  for (int64_t o = 0; o < outer; ++o) softmax_row<T, kWidth>(x + o * R, y + o * R, R, log);
 }
 
 // One block of n (<= 128) neighbouring columns of an [R, stride] layout, normalised down R.
@@ -114,8 +168,33 @@ inline void softmax_column_block(const T* __restrict in, T* __restrict out, int6
   }
 }
 
+// A narrow strided axis (inner < 16, R <= 64: softmax over the k neighbours of [N, k, heads]):
+// column blocks would be `inner` wide. Lines (o, i) are gathered 16 at a time into an [R, 16]
+// block, normalised as columns (vectorised across the 16 lines) and scattered back.
+template <typename T>
+void softmax_gathered_lines(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  constexpr int64_t kLines = 16, kMaxR = 64;
+  const int64_t lines = outer * inner, blocks = (lines + kLines - 1) / kLines;
+#pragma omp parallel for if (lines * R > (1 << 17))
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t l0 = b * kLines, n = std::min(kLines, lines - l0);
+    T in[kMaxR * kLines], out[kMaxR * kLines];
+    int64_t base[kLines];
+    for (int64_t j = 0; j < n; ++j) base[j] = (l0 + j) / inner * R * inner + (l0 + j) % inner;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < n; ++j) in[r * n + j] = x[base[j] + r * inner];
+    if (n == kLines)
+      softmax_column_block<T, kLines>(in, out, R, kLines, kLines, log);
+    else
+      softmax_column_block<T>(in, out, R, n, n, log);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < n; ++j) y[base[j] + r * inner] = out[r * n + j];
+  }
+}
+
 template <typename T>
 void softmax_strided(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  if (inner < 16 && R <= 64) return softmax_gathered_lines(x, y, outer, R, inner, log);
   constexpr int64_t kBlock = 128;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
 #pragma omp parallel for collapse(2) if (outer * R * inner > (1 << 14))
@@ -150,26 +229,14 @@ void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
 
 template <typename T>
 void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
-  if (R <= 32 && outer >= 16) {
-    softmax_short_rows<T>(x, y, outer, R, log);
-    return;
+  switch (R) {  // the short rows attention and per-neighbour weights use
+    case 8: return softmax_rows_of<T, 8>(x, y, outer, R, log);
+    case 16: return softmax_rows_of<T, 16>(x, y, outer, R, log);
+    case 32: return softmax_rows_of<T, 32>(x, y, outer, R, log);
+    default: break;
   }
-#pragma omp parallel for if (outer * R > (1 << 14))
-  for (int64_t o = 0; o < outer; ++o) {
-    const T* in = x + o * R;
-    T* out = y + o * R;
-    const T mx = row_max(in, R);
-    if (log) {
-      const double sum = exp_shifted<T>(in, nullptr, R, mx);
-      // (x - max) is exact-ish; subtracting a combined (max + log sum) would round at max's scale.
-      const T log_sum = static_cast<T>(std::log(sum));
-      for (int64_t r = 0; r < R; ++r) out[r] = (in[r] - mx) - log_sum;
-    } else {
-      const double sum = exp_shifted<T>(in, out, R, mx);
-      const T scale = static_cast<T>(1.0 / sum);
-      for (int64_t r = 0; r < R; ++r) out[r] *= scale;
-    }
-  }
+  if (R <= 32 && outer >= 16) return softmax_short_rows<T>(x, y, outer, R, log);
+  softmax_rows_of<T, 0>(x, y, outer, R, log);
 }
 
 class SoftmaxKernel : public OpKernel {

@@ -1,9 +1,22 @@
-// TopK: per line (outer, inner), the line is copied into a per-thread buffer of
-// (value, index) pairs and partially sorted (O(R log k)); lines run in parallel.
+// TopK: each line (outer, inner) becomes an array of order-preserving unsigned keys (floats by
+// their bits with the sign folded, NaN above +inf, -0 == +0; `largest` flips every key, so the
+// wanted order is always ascending key, ties by the lower index), then one of:
+//  - integers spanning a small range (e.g. yanx27's sort of ball-query indices, all in [0, N]):
+//    a counting sort, O(R + range);
+//  - k <= 32: one pass keeping the k best in a sorted array (blocks of 64 keys whose smallest
+//    is no better than the current k-th are skipped whole);
+//  - a large share of the line: an LSD radix sort by key (stable, so ties stay in index order),
+//    8-bit digits, passes whose digit is the same for every key skipped;
+//  - otherwise: candidates below the running k-th best, pruned by nth_element when 4k gather.
+// Values are read back from the input by index (NaN payloads and -0 kept). Lines run in parallel.
 #include "ops/onnx/reduce/topk.h"
 
+#include <omp.h>
+
 #include <algorithm>
-#include <utility>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "ops/onnx/reduce/reduce_common.h"
@@ -13,46 +26,229 @@ namespace {
 
 using namespace reduce_detail;
 
+// The unsigned key type of T: 32 bits for types up to 4 bytes, else 64.
 template <typename T>
-inline bool is_nan(T v) {
-  if constexpr (std::is_floating_point<T>::value)
-    return v != v;
-  else
-    return false;
+using KeyOf = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+
+// A key whose unsigned order is T's order with NaN above every number and -0 equal to +0.
+template <typename T>
+inline KeyOf<T> order_key(T v) {
+  using K = KeyOf<T>;
+  constexpr K kSign = K(1) << (8 * sizeof(K) - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    // Branch-free so that the key loop vectorises: negative values invert, positive ones get the
+    // sign bit; -0 is mapped as +0, NaN (either sign) above +inf.
+    K u;
+    std::memcpy(&u, &v, sizeof(T));
+    const K magnitude = u & ~kSign;
+    const K key = (u & kSign) ? ~u : (u | kSign);
+    const K nan_or_key = magnitude > (kSign - (K(1) << (std::numeric_limits<T>::digits - 1))) ? ~K(0) : key;
+    return magnitude == 0 ? kSign : nan_or_key;
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<K>(static_cast<std::make_unsigned_t<T>>(v)) ^ (K(1) << (8 * sizeof(T) - 1));
+  } else {
+    return static_cast<K>(v);
+  }
 }
 
-// A strict weak order (NaN is the largest value), ties by the lower index.
-template <typename T, bool kLargest>
-struct TopKBefore {
-  bool operator()(const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) const {
-    const bool an = is_nan(a.first), bn = is_nan(b.first);
-    if (an != bn) return kLargest ? an : bn;
-    if (!an && a.first != b.first) return kLargest ? a.first > b.first : a.first < b.first;
-    return a.second < b.second;
+// (key, index) as one comparable value: key << 32 | index for 32-bit keys, a pair otherwise.
+template <typename K>
+struct Entry {
+  using type = std::conditional_t<sizeof(K) == 4, uint64_t, std::pair<K, uint32_t>>;
+  static type make(K key, uint32_t r) {
+    if constexpr (sizeof(K) == 4)
+      return (uint64_t(key) << 32) | r;
+    else
+      return {key, r};
+  }
+  static K key(const type& e) {
+    if constexpr (sizeof(K) == 4)
+      return static_cast<K>(e >> 32);
+    else
+      return e.first;
+  }
+  static uint32_t index(const type& e) {
+    if constexpr (sizeof(K) == 4)
+      return static_cast<uint32_t>(e);
+    else
+      return e.second;
   }
 };
 
-template <typename T, bool kLargest>
-void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, int64_t k) {
+// Per-thread scratch for one line.
+template <typename K>
+struct LineScratch {
+  std::vector<K> keys, keys2;
+  std::vector<uint32_t> idx, idx2, counts;
+  std::vector<typename Entry<K>::type> entries;
+};
+
+// Counting sort of keys in [lo, lo + range): writes the first k indices (ascending key, then index).
+template <typename K>
+void counting_select(const K* keys, int64_t R, K lo, uint64_t range, int64_t k, LineScratch<K>& s, uint32_t* out) {
+  s.counts.assign(static_cast<size_t>(range) + 1, 0);
+  for (int64_t r = 0; r < R; ++r) ++s.counts[static_cast<size_t>(keys[r] - lo) + 1];
+  for (size_t b = 1; b <= range; ++b) s.counts[b] += s.counts[b - 1];  // start of each bucket
+  s.idx.resize(static_cast<size_t>(R));
+  for (int64_t r = 0; r < R; ++r) s.idx[s.counts[static_cast<size_t>(keys[r] - lo)]++] = static_cast<uint32_t>(r);
+  std::copy(s.idx.begin(), s.idx.begin() + k, out);
+}
+
+// Calls visit(key, r) for the elements whose key is below `bound` (all of them while `bounded` is
+// false), in index order; visit may tighten the bound. Keys are made 64 at a time and a block
+// whose smallest key is not below the bound is skipped whole (vectorised: most blocks are).
+template <typename K, typename KeyAt, typename Visit>
+void scan_below(const KeyAt& key_at, int64_t R, const bool& bounded, const K& bound, Visit visit) {
+  constexpr int64_t kB = 64;
+  K block[kB];
+  for (int64_t r0 = 0; r0 < R; r0 += kB) {
+    const int64_t n = std::min(kB, R - r0);
+    K lo = ~K(0);
+    for (int64_t j = 0; j < n; ++j) {
+      block[j] = key_at(r0 + j);
+      lo = std::min(lo, block[j]);
+    }
+    if (bounded && !(lo < bound)) continue;
+    for (int64_t j = 0; j < n; ++j)
+      if (!bounded || block[j] < bound) visit(block[j], r0 + j);
+  }
+}
+
+// The k smallest (key, index) kept in a sorted window (k small). A later element with a key
+// equal to the window's worst is rejected: its index is higher.
+template <typename K, typename KeyAt>
+void small_k_select(const KeyAt& key_at, int64_t R, int64_t k, uint32_t* out) {
+  K best_key[64];
+  uint32_t best_idx[64];
+  int64_t filled = 0;
+  bool full = false;
+  K worst = 0;
+  scan_below(key_at, R, full, worst, [&](K key, int64_t r) {
+    int64_t pos = filled < k ? filled++ : k - 1;
+    while (pos > 0 && key < best_key[pos - 1]) {
+      best_key[pos] = best_key[pos - 1];
+      best_idx[pos] = best_idx[pos - 1];
+      --pos;
+    }
+    best_key[pos] = key;
+    best_idx[pos] = static_cast<uint32_t>(r);
+    full = filled == k;
+    worst = best_key[k - 1];
+  });
+  std::copy(best_idx, best_idx + k, out);
+}
+
+// Stable LSD radix sort of (key, index) by key; the sorted indices end up in s.idx.
+template <typename K>
+void radix_sort(int64_t R, LineScratch<K>& s) {
+  constexpr int kDigits = sizeof(K);
+  uint32_t hist[kDigits][256] = {};
+  for (int64_t r = 0; r < R; ++r)
+    for (int d = 0; d < kDigits; ++d) ++hist[d][(s.keys[r] >> (8 * d)) & 0xFF];
+  s.keys2.resize(static_cast<size_t>(R));
+  s.idx2.resize(static_cast<size_t>(R));
+  for (int d = 0; d < kDigits; ++d) {
+    uint32_t* h = hist[d];
+    if (h[(s.keys[0] >> (8 * d)) & 0xFF] == static_cast<uint32_t>(R)) continue;  // one digit value: no-op pass
+    uint32_t start = 0;
+    for (int b = 0; b < 256; ++b) {
+      uint32_t c = h[b];
+      h[b] = start;
+      start += c;
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      const K key = s.keys[r];
+      const uint32_t at = h[(key >> (8 * d)) & 0xFF]++;
+      s.keys2[at] = key;
+      s.idx2[at] = s.idx[r];
+    }
+    s.keys.swap(s.keys2);
+    s.idx.swap(s.idx2);
+  }
+}
+
+// Moderate k: candidates below the current k-th best are collected into a buffer of 4k; when
+// it fills, nth_element keeps the best k and tightens the threshold. Most elements cost one
+// compare against the threshold, so this is O(R) with a small constant.
+template <typename K, typename KeyAt>
+void threshold_select(const KeyAt& key_at, int64_t R, int64_t k, std::vector<typename Entry<K>::type>& buf,
+                      uint32_t* out) {
+  using E = Entry<K>;
+  const size_t cap = static_cast<size_t>(4 * k);
+  buf.clear();
+  buf.reserve(cap);
+  bool have_threshold = false;
+  K threshold = 0;  // the k-th best key so far; later elements need a smaller key (higher index)
+  scan_below(key_at, R, have_threshold, threshold, [&](K key, int64_t r) {
+    buf.push_back(E::make(key, static_cast<uint32_t>(r)));
+    if (buf.size() == cap) {
+      std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+      buf.resize(static_cast<size_t>(k));
+      threshold = E::key(buf[k - 1]);
+      have_threshold = true;
+    }
+  });
+  if (static_cast<int64_t>(buf.size()) > k) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+  std::sort(buf.begin(), buf.begin() + k);
+  for (int64_t j = 0; j < k; ++j) out[j] = E::index(buf[j]);
+}
+
+// The k best indices of one line (R elements `inner` apart). Keys are computed on the fly where
+// a strategy reads each once (small k, threshold), so a huge line allocates nothing of size R.
+template <typename T>
+void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest, LineScratch<KeyOf<T>>& s,
+                 uint32_t* out) {
+  using K = KeyOf<T>;
+  const K flip = largest ? ~K(0) : K(0);
+  auto key_at = [&](int64_t r) { return order_key(in[r * inner]) ^ flip; };
+  auto fill_keys = [&] {
+    s.keys.resize(static_cast<size_t>(R));
+    for (int64_t r = 0; r < R; ++r) s.keys[r] = key_at(r);
+  };
+  if constexpr (std::is_integral_v<T>) {
+    K lo = ~K(0), hi = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      const K key = key_at(r);
+      lo = std::min(lo, key);
+      hi = std::max(hi, key);
+    }
+    const uint64_t range = uint64_t(hi - lo) + 1;
+    if (range <= uint64_t(2 * R) + 256) {
+      fill_keys();
+      return counting_select(s.keys.data(), R, lo, range, k, s, out);
+    }
+  }
+  if (k <= 32) return small_k_select<K>(key_at, R, k, out);
+  if (R >= 256 && k * 4 >= R) {
+    fill_keys();
+    s.idx.resize(static_cast<size_t>(R));
+    for (int64_t r = 0; r < R; ++r) s.idx[r] = static_cast<uint32_t>(r);
+    radix_sort(R, s);
+    std::copy(s.idx.begin(), s.idx.begin() + k, out);
+    return;
+  }
+  threshold_select<K>(key_at, R, k, s.entries, out);
+}
+
+template <typename T>
+void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, int64_t k,
+                bool largest) {
+  using K = KeyOf<T>;
   const int64_t lines = outer * inner;
-#pragma omp parallel if (lines > 1 && lines * R > (1 << 14))
+#pragma omp parallel if (lines > 1 && lines * R > (1 << 17))
   {
-    std::vector<std::pair<T, int64_t>> buf(static_cast<size_t>(R));
-#pragma omp for
+    LineScratch<K> scratch;
+    std::vector<uint32_t> chosen(static_cast<size_t>(k));
+#pragma omp for schedule(dynamic, 4)
     for (int64_t line = 0; line < lines; ++line) {
       const int64_t o = line / inner, i = line % inner;
       const T* in = x + o * R * inner + i;
-      for (int64_t r = 0; r < R; ++r) buf[r] = {in[r * inner], r};
-      TopKBefore<T, kLargest> before;
-      if (k < R)
-        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), before);
-      else
-        std::sort(buf.begin(), buf.end(), before);
+      select_line<T>(in, inner, R, k, largest, scratch, chosen.data());
       T* v = values + o * k * inner + i;
       int64_t* ix = indices + o * k * inner + i;
       for (int64_t j = 0; j < k; ++j) {
-        v[j * inner] = buf[j].first;
-        ix[j * inner] = buf[j].second;
+        v[j * inner] = in[int64_t(chosen[j]) * inner];
+        ix[j * inner] = chosen[j];
       }
     }
   }
@@ -96,14 +292,12 @@ class TopKKernel : public OpKernel {
 void topk_optimized(const Tensor& x, int64_t axis, int64_t k, bool largest, Tensor& values, Tensor& indices) {
   if (values.numel() == 0) return;
   AxisSplit s = split_at_axis(x.shape(), axis);
+  if (s.axis_dim > int64_t(UINT32_MAX))
+    fail("TopK: an axis of ", s.axis_dim, " elements (2^32 or more) is not supported");
   dispatch_numeric(x.dtype(), "TopK", [&](auto tag) {
     using T = decltype(tag);
-    if (largest)
-      topk_typed<T, true>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim, s.inner,
-                          k);
-    else
-      topk_typed<T, false>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim,
-                           s.inner, k);
+    topk_typed<T>(x.data_as<T>(), values.data_as<T>(), indices.data_as<int64_t>(), s.outer, s.axis_dim, s.inner, k,
+                  largest);
   });
 }
 

@@ -59,41 +59,85 @@ void check_gather_elements(const Tensor& data, const Tensor& indices, int64_t ax
            " on dimension ", d);
 }
 
+namespace {
+
+// GatherElements over rows of `inner` output elements, indices of type I read in place (no
+// normalised copy). A row whose indices are all equal, off the last axis (torch.gather on an
+// expanded index: kNN grouping), is one contiguous copy. Returns the position of the first
+// out-of-range index, or -1; the caller reports it (no throwing inside the parallel loop).
+template <typename E, typename I>
+int64_t gather_elements_rows(const E* src, const I* idx, E* dst, const Shape& is, const Strides& ds, int64_t axis,
+                             int64_t n) {
+  const int rank = static_cast<int>(is.size());
+  const int64_t inner = is[rank - 1], rows = shape_numel(is) / inner, axis_stride = ds[axis];
+  const bool axis_last = axis == rank - 1;
+  int64_t first_bad = -1;
+#pragma omp parallel for schedule(static) if (worth_parallel(rows * inner * static_cast <int64_t>(sizeof(E))))
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0, rem = r;
+    for (int d = rank - 2; d >= 0; --d) {  // row base in data, axis coordinate left out
+      const int64_t c = rem % is[d];
+      rem /= is[d];
+      if (d != axis) base += c * ds[d];
+    }
+    const I* ix = idx + r * inner;
+    E* o = dst + r * inner;
+    bool bad = false, uniform = !axis_last;
+    for (int64_t j = 0; j < inner; ++j) {
+      const int64_t v = static_cast<int64_t>(ix[j]);
+      bad |= v < -n || v >= n;
+      uniform &= ix[j] == ix[0];
+    }
+    if (bad) {
+#pragma omp critical(gather_elements_bad)
+      if (first_bad < 0 || r * inner < first_bad) first_bad = r * inner;
+      continue;
+    }
+    if (uniform) {
+      const int64_t v = static_cast<int64_t>(ix[0]);
+      std::memcpy(o, src + base + (v < 0 ? v + n : v) * axis_stride, static_cast<size_t>(inner) * sizeof(E));
+    } else if (axis_last) {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t v = static_cast<int64_t>(ix[j]);
+        o[j] = src[base + (v < 0 ? v + n : v)];
+      }
+    } else {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t v = static_cast<int64_t>(ix[j]);
+        o[j] = src[base + j + (v < 0 ? v + n : v) * axis_stride];
+      }
+    }
+  }
+  return first_bad;
+}
+
+}  // namespace
+
 void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
                          const std::string& label) {
   check_gather_elements(data, indices, axis, where);
+  if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32)
+    fail(where, ": ", label, " must be int32 or int64, got ", dtype_name(indices.dtype()));
   const int64_t n = data.dim(axis);
-  std::vector<int64_t> idx =
-      normalized_indices(indices, n, where, label, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
-  const int64_t total = indices.numel();
-  if (total == 0) return;
-  const int rank = static_cast<int>(data.rank());
-  if (rank == 0) fail(where, ": GatherElements needs data of rank >= 1");
+  if (indices.numel() == 0) return;
+  if (data.rank() == 0) fail(where, ": GatherElements needs data of rank >= 1");
   const Strides ds = contiguous_strides(data.shape());
-  const Shape& is = indices.shape();
-  const int64_t inner = is[rank - 1], rows = total / inner;
-  const int64_t axis_stride = ds[axis];
-  const bool axis_last = axis == rank - 1;
+  int64_t bad = -1;
   dispatch_by_size(data.dtype(), where.c_str(), [&](auto tag) {
     using E = decltype(tag);
-    const E* src = data.data_as<E>();
-    E* dst = y.data_as<E>();
-#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast <int64_t>(sizeof(E))))
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t base = 0, rem = r;
-      for (int d = rank - 2; d >= 0; --d) {  // row base in data, axis coordinate left out
-        int64_t c = rem % is[d];
-        rem /= is[d];
-        if (d != axis) base += c * ds[d];
-      }
-      const int64_t* ix = idx.data() + r * inner;
-      E* o = dst + r * inner;
-      if (axis_last)
-        for (int64_t j = 0; j < inner; ++j) o[j] = src[base + ix[j]];
-      else
-        for (int64_t j = 0; j < inner; ++j) o[j] = src[base + j + ix[j] * axis_stride];
-    }
+    if (indices.dtype() == DType::kInt64)
+      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int64_t>(), y.data_as<E>(), indices.shape(), ds,
+                                 axis, n);
+    else
+      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int32_t>(), y.data_as<E>(), indices.shape(), ds,
+                                 axis, n);
   });
+  if (bad >= 0)  // the first bad index of the first bad row, with the family's message
+    for (int64_t i = bad;; ++i) {
+      const int64_t v = index_at(indices, i);
+      if (v < -n || v >= n)
+        fail_index(where, label, v, i, n, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+    }
 }
 
 Shape gather_nd_shape(const Shape& data, const Shape& indices, int64_t batch_dims, const std::string& where) {

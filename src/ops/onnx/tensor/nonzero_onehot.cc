@@ -4,6 +4,7 @@
 // +depth) index equals the position, off elsewhere. Indices outside [-depth, depth-1] give an
 // all-off row (the spec's rule, not an error). Indices may be any numeric type (floats truncate).
 #include <cstring>
+#include <type_traits>
 
 #include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/tensor_utils.h"
@@ -11,37 +12,59 @@
 namespace pointrt {
 namespace tensor_ops {
 
+namespace {
+
+// Non-zero test per element type: float16 (kHalf) by its bits (+-0 are zero), bool by its byte.
+template <bool kHalf, typename T>
+inline bool is_nonzero(const T* p, int64_t i) {
+  if constexpr (kHalf)
+    return (p[i] & 0x7fffu) != 0;
+  else
+    return p[i] != T(0);
+}
+
+// Counts first (a vectorisable pass), then writes each non-zero's coordinates row by row of
+// the last dimension: the outer coordinates are advanced once per row, not per element.
+template <bool kHalf = false, typename T>
+void nonzero_typed(KernelContext& ctx, const T* p, const Shape& shape) {
+  const int64_t total = shape_numel(shape), rank = static_cast<int64_t>(shape.size());
+  int64_t count = 0;
+  for (int64_t i = 0; i < total; ++i) count += is_nonzero<kHalf>(p, i) ? 1 : 0;
+  Tensor& y = ctx.output(0, DType::kInt64, {rank, count});
+  if (count == 0) return;
+  int64_t* out = y.data_as<int64_t>();
+  const int64_t width = shape.back(), rows = total / width;
+  std::vector<int64_t> outer(static_cast<size_t>(rank - 1), 0);
+  int64_t col = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = p + r * width;
+    for (int64_t w = 0; w < width; ++w) {
+      if (!is_nonzero<kHalf>(row, w)) continue;
+      for (int64_t d = 0; d + 1 < rank; ++d) out[d * count + col] = outer[d];
+      out[(rank - 1) * count + col] = w;
+      ++col;
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {  // next row
+      if (++outer[d] < shape[d]) break;
+      outer[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<OpKernel> make_nonzero(const KernelInit&) {
   return make_function_kernel([](KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
-    const int64_t total = x.numel();
-    std::vector<uint8_t> nz(static_cast<size_t>(total));
-    auto scan = [&](auto tag) {
-      using T = decltype(tag);
-      const T* p = x.data_as<T>();
-      for (int64_t i = 0; i < total; ++i) nz[i] = p[i] != T(0);
-    };
-    if (x.dtype() == DType::kFloat16) {
-      const uint16_t* p = x.data_as<uint16_t>();
-      for (int64_t i = 0; i < total; ++i) nz[i] = (p[i] & 0x7fffu) != 0;
-    } else {
-      dispatch_all(x.dtype(), ctx.where().c_str(), scan);
-    }
-    int64_t count = 0;
-    for (uint8_t v : nz) count += v;
-    const int64_t rank = x.rank() == 0 ? 1 : static_cast<int64_t>(x.rank());
-    Tensor& y = ctx.output(0, DType::kInt64, {rank, count});
-    int64_t* out = y.data_as<int64_t>();
     const Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
-    std::vector<int64_t> idx(rank, 0);
-    int64_t col = 0;
-    for (int64_t i = 0; i < total; ++i) {
-      if (nz[i]) {
-        for (int64_t d = 0; d < rank; ++d) out[d * count + col] = idx[d];
-        ++col;
-      }
-      next_index(idx, shape);
+    if (shape_numel(shape) == 0) {
+      ctx.output(0, DType::kInt64, {static_cast<int64_t>(shape.size()), 0});
+      return;
     }
+    if (x.dtype() == DType::kFloat16) return nonzero_typed<true>(ctx, x.data_as<uint16_t>(), shape);
+    if (x.dtype() == DType::kBool) return nonzero_typed(ctx, x.data_as<uint8_t>(), shape);
+    dispatch_numeric(x.dtype(), "NonZero input 0",
+                     [&](auto tag) { nonzero_typed(ctx, x.data_as<decltype(tag)>(), shape); });
   });
 }
 

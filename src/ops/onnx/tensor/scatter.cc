@@ -99,23 +99,37 @@ void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& upd
   int64_t slice = 1;
   for (size_t d = k; d < ds.size(); ++d) slice *= ds[d];
   std::vector<int64_t> offset(tuples);
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t off = 0;
-    for (int64_t c = 0; c < k; ++c) {
-      const int64_t dim = ds[c];
-      int64_t v = index_at(indices, t * k + c);
-      if (v < -dim || v >= dim)
-        fail_index(where, label, v, t * k + c, dim,
-                   str_cat("component ", c, " indexes dimension ", c, " of data ", shape_to_string(ds)));
-      off += (v < 0 ? v + dim : v) * dstr[c];
+  auto offsets = [&](auto tag) {  // typed index reads (no per-element dtype test)
+    using I = decltype(tag);
+    const I* ix = indices.data_as<I>();
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t off = 0;
+      for (int64_t c = 0; c < k; ++c) {
+        const int64_t dim = ds[c];
+        const int64_t v = static_cast<int64_t>(ix[t * k + c]);
+        if (v < -dim || v >= dim)
+          fail_index(where, label, v, t * k + c, dim,
+                     str_cat("component ", c, " indexes dimension ", c, " of data ", shape_to_string(ds)));
+        off += (v < 0 ? v + dim : v) * dstr[c];
+      }
+      offset[t] = off;
     }
-    offset[t] = off;
-  }
-  if (data.nbytes()) std::memcpy(y.data(), data.data(), data.nbytes());
+  };
+  if (indices.dtype() == DType::kInt32)
+    offsets(int32_t{});
+  else if (indices.dtype() == DType::kInt64)
+    offsets(int64_t{});
+  else
+    fail(where, ": ", label, " must be int64 (or int32), got ", dtype_name(indices.dtype()));
+  if (data.nbytes() && y.data() != data.data()) std::memcpy(y.data(), data.data(), data.nbytes());
   dispatch_scatter(data.dtype(), where, [&](auto tag) {
     using T = decltype(tag);
     T* out = y.data_as<T>();
     const T* up = updates.data_as<T>();
+    if (red == Reduction::kNone && slice == 1) {  // element scatter (masked assignment): no memcpy per element
+      for (int64_t t = 0; t < tuples; ++t) out[offset[t]] = up[t];
+      return;
+    }
     for (int64_t t = 0; t < tuples; ++t) {
       T* o = out + offset[t];
       const T* u = up + t * slice;

@@ -1,0 +1,65 @@
+// MaxPool over two spatial dims of plain NCHW float32, without Indices (CenterPoint's 3x3 peak
+// test, PSPNet-style stems): per output row, each window tap is one vectorised pass over the
+// output columns it reaches, so the work is kh * kw contiguous passes instead of a window walk
+// per output. The same results as max_pool_ref: taps in row-major window order, ties keep the
+// first, NaN skipped unless every tap is NaN (the accumulator starts at NaN, which any number
+// replaces).
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "ops/onnx/nn/pool.h"
+
+namespace pointrt::nn {
+
+namespace {
+
+// acc = v when v is larger or acc is still NaN; a NaN v never replaces a number.
+inline float max_keep_first(float acc, float v) { return (v > acc || acc != acc) ? v : acc; }
+
+// Output columns [j0, j1) whose tap at column offset `dx` (input col j * s - pb + dx) is inside.
+inline void valid_columns(int64_t dx, int64_t s, int64_t pb, int64_t in_w, int64_t out_w, int64_t& j0, int64_t& j1) {
+  const int64_t lo = pb - dx;  // need j * s >= lo
+  j0 = lo <= 0 ? 0 : (lo + s - 1) / s;
+  const int64_t hi = in_w - 1 + pb - dx;  // need j * s <= hi
+  j1 = hi < 0 ? 0 : std::min(out_w, hi / s + 1);
+  j0 = std::min(j0, j1);
+}
+
+void pool_row(const float* plane, float* out, const PoolGeometry& g, int64_t oy) {
+  const int64_t in_h = g.in_spatial[0], in_w = g.in_spatial[1], out_w = g.out_spatial[1];
+  const int64_t sy = g.strides[0], sx = g.strides[1], dy = g.dilations[0], dx = g.dilations[1];
+  std::fill(out, out + out_w, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
+    const int64_t iy = oy * sy - g.pad_begin[0] + ky * dy;
+    if (iy < 0 || iy >= in_h) continue;
+    const float* row = plane + iy * in_w;
+    for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+      int64_t j0, j1;
+      valid_columns(kx * dx, sx, g.pad_begin[1], in_w, out_w, j0, j1);
+      const float* src = row - g.pad_begin[1] + kx * dx;
+      if (sx == 1)
+        for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j]);
+      else
+        for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j * sx]);
+    }
+  }
+}
+
+}  // namespace
+
+bool max_pool_2d_plain(const PoolGeometry& g, const float* x, float* y) {
+  if (g.in_spatial.size() != 2) return false;
+  const int64_t planes = g.batch * g.channels, out_h = g.out_spatial[0], out_w = g.out_spatial[1];
+  const int64_t in_size = g.in_spatial[0] * g.in_spatial[1], rows = planes * out_h;
+  const int64_t work = rows * out_w * g.kernel[0] * g.kernel[1];
+#pragma omp parallel for schedule(static) if (work > (1 << 18))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t plane = r / out_h, oy = r % out_h;
+    pool_row(x + plane * in_size, y + r * out_w, g, oy);
+  }
+  return true;
+}
+
+}  // namespace pointrt::nn

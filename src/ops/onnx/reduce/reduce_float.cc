@@ -1,0 +1,222 @@
+// Float32 fast paths of the reductions exported graphs use most (Sum, Mean, SumSquare, L1, L2,
+// Max, Min) when one group of adjacent axes is reduced, i.e. the input is a [outer, R, inner]
+// view. No intermediate buffer: each output is finished and written once.
+//  - inner == 1, short rows (R <= 8, 16, 32: yanx27's sums over xyz, per-head dot products):
+//    one loop over the rows with the row unrolled at compile time;
+//  - inner == 1, long rows: 16 independent lanes per block of kBlock elements;
+//  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns.
+// Sums accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not stall), max/min in
+// float; the loops are written so that they vectorise (float -> double conversion included).
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "ops/onnx/reduce/reduce.h"
+
+namespace pointrt {
+namespace {
+
+constexpr int64_t kBlock = 1024;
+constexpr int64_t kParallelWork = 1 << 15;
+
+// Per kind: the element map, how partials combine, and the final transform of the total.
+template <ReduceKind K>
+struct FloatOp {
+  static constexpr bool kExtremum = K == ReduceKind::kMax || K == ReduceKind::kMin;
+  using Acc = std::conditional_t<kExtremum, float, double>;
+  static Acc init() {
+    if constexpr (K == ReduceKind::kMax) return -std::numeric_limits<float>::infinity();
+    if constexpr (K == ReduceKind::kMin) return std::numeric_limits<float>::infinity();
+    return 0.f;
+  }
+  static Acc map(float x) {
+    if constexpr (K == ReduceKind::kSumSquare || K == ReduceKind::kL2) return Acc(x) * Acc(x);
+    if constexpr (K == ReduceKind::kL1) return std::fabs(Acc(x));
+    return Acc(x);
+  }
+  // NaN-propagating for max/min (a NaN operand wins), a plain sum otherwise.
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (K == ReduceKind::kMax) return (b > a || b != b) ? b : a;
+    if constexpr (K == ReduceKind::kMin) return (b < a || b != b) ? b : a;
+    return a + b;
+  }
+  static float finish(double total, int64_t count) {
+    if constexpr (K == ReduceKind::kMean) return count ? static_cast<float>(total / count) : 0.f;
+    if constexpr (K == ReduceKind::kL2) return static_cast<float>(std::sqrt(total));
+    return static_cast<float>(total);
+  }
+};
+
+template <ReduceKind K, int kR>
+void short_rows_fixed(const float* x, float* y, int64_t outer) {
+  using Op = FloatOp<K>;
+#pragma omp parallel for if (outer * kR > kParallelWork)
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* row = x + o * kR;
+    if constexpr (kR % 8 == 0) {  // 8 independent lanes, then a tree: vectorises
+      typename Op::Acc lane[8];
+      for (int j = 0; j < 8; ++j) lane[j] = Op::map(row[j]);
+      for (int r = 8; r < kR; r += 8)
+        for (int j = 0; j < 8; ++j) lane[j] = Op::combine(lane[j], Op::map(row[r + j]));
+      for (int w = 4; w >= 1; w /= 2)
+        for (int j = 0; j < w; ++j) lane[j] = Op::combine(lane[j], lane[j + w]);
+      y[o] = Op::finish(lane[0], kR);
+    } else {
+      typename Op::Acc a = Op::map(row[0]);
+      for (int r = 1; r < kR; ++r) a = Op::combine(a, Op::map(row[r]));
+      y[o] = Op::finish(a, kR);
+    }
+  }
+}
+
+// Max/min of a block as an OpenMP simd reduction, with a NaN flag (a NaN anywhere wins).
+template <ReduceKind K>
+float extremum_block(const float* x, int64_t n) {
+  float m = FloatOp<K>::init();
+  int nan = 0;
+  if constexpr (K == ReduceKind::kMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      m = x[i] > m ? x[i] : m;
+      nan |= x[i] != x[i];
+    }
+  } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      m = x[i] < m ? x[i] : m;
+      nan |= x[i] != x[i];
+    }
+  }
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+// One long contiguous row (16 lanes per block for sums).
+template <ReduceKind K>
+double long_row(const float* x, int64_t R) {
+  using Op = FloatOp<K>;
+  if constexpr (Op::kExtremum) {
+    float m = Op::init();
+    for (int64_t b = 0; b < R; b += kBlock) m = Op::combine(m, extremum_block<K>(x + b, std::min(kBlock, R - b)));
+    return m;
+  } else {
+    double total = 0;
+    for (int64_t b = 0; b < R; b += kBlock) {
+      const int64_t n = std::min(kBlock, R - b);
+      const float* p = x + b;
+      double lane[16] = {};
+      int64_t i = 0;
+      for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; ++j) lane[j] += Op::map(p[i + j]);
+      for (; i < n; ++i) lane[0] += Op::map(p[i]);
+      for (int w = 8; w >= 1; w /= 2)
+        for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+      total += lane[0];
+    }
+    return total;
+  }
+}
+
+template <ReduceKind K>
+void rows_last_axis(const float* x, float* y, int64_t outer, int64_t R) {
+  switch (R) {
+    case 1: return short_rows_fixed<K, 1>(x, y, outer);
+    case 2: return short_rows_fixed<K, 2>(x, y, outer);
+    case 3: return short_rows_fixed<K, 3>(x, y, outer);
+    case 4: return short_rows_fixed<K, 4>(x, y, outer);
+    case 6: return short_rows_fixed<K, 6>(x, y, outer);
+    case 8: return short_rows_fixed<K, 8>(x, y, outer);
+    case 16: return short_rows_fixed<K, 16>(x, y, outer);  // attention heads of 16
+    case 32: return short_rows_fixed<K, 32>(x, y, outer);
+    default: break;
+  }
+  const int threads = omp_get_max_threads();
+  if (outer < threads && R >= 4 * kParallelWork && threads > 1) {  // few huge rows: split each
+    std::vector<double> part(static_cast<size_t>(threads));
+    const int64_t chunk = (R + threads - 1) / threads;
+    for (int64_t o = 0; o < outer; ++o) {
+#pragma omp parallel for
+      for (int t = 0; t < threads; ++t) {
+        const int64_t b = std::min(R, t * chunk), e = std::min(R, b + chunk);
+        part[t] = long_row<K>(x + o * R + b, e - b);  // an empty chunk gives the identity
+      }
+      double total = part[0];
+      for (int t = 1; t < threads; ++t)
+        total = FloatOp<K>::kExtremum ? FloatOp<K>::combine(float(total), float(part[t])) : total + part[t];
+      y[o] = FloatOp<K>::finish(total, R);
+    }
+    return;
+  }
+#pragma omp parallel for if (outer * R > kParallelWork)
+  for (int64_t o = 0; o < outer; ++o) y[o] = FloatOp<K>::finish(long_row<K>(x + o * R, R), R);
+}
+
+// acc[j] = combine(acc[j], map(row[j])) over one column block.
+template <ReduceKind K>
+inline void accumulate(typename FloatOp<K>::Acc* __restrict acc, const float* __restrict row, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = FloatOp<K>::combine(acc[j], FloatOp<K>::map(row[j]));
+}
+
+// [outer, R, inner] with inner > 1: blocks of kBlock columns, every row added into the block.
+template <ReduceKind K>
+void middle_axis(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
+  using Op = FloatOp<K>;
+  const int64_t col_blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t jobs = outer * col_blocks;
+#pragma omp parallel for schedule(static) if (outer * R * inner > kParallelWork)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kBlock, n = std::min(kBlock, inner - c0);
+    typename Op::Acc acc[kBlock];
+    const float* base = x + o * R * inner + c0;
+    std::fill(acc, acc + n, Op::init());
+    for (int64_t r = 0; r < R; ++r) accumulate<K>(acc, base + r * inner, n);
+    float* out = y + o * inner + c0;
+    for (int64_t j = 0; j < n; ++j) out[j] = Op::finish(acc[j], R);
+  }
+}
+
+template <ReduceKind K>
+void single_group(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
+  if (inner == 1)
+    rows_last_axis<K>(x, y, outer, R);
+  else
+    middle_axis<K>(x, y, outer, R, inner);
+}
+
+}  // namespace
+
+bool reduce_float32_fast(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+  if (x.dtype() != DType::kFloat32 || x.numel() == 0 || y.numel() == 0) return false;
+  // [outer, R, inner] when the reduced axes (ignoring size-1 axes) are adjacent.
+  int64_t outer = 1, R = 1, inner = 1;
+  int state = 0;  // 0: before the group, 1: in it, 2: after it
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    const int64_t d = x.dim(i);
+    if (d == 1) continue;
+    if (reduced[i]) {
+      if (state == 2) return false;  // a second reduced group
+      state = 1;
+      R *= d;
+    } else {
+      if (state == 1) state = 2;
+      (state == 0 ? outer : inner) *= d;
+    }
+  }
+  const float* px = x.data_as<float>();
+  float* py = y.data_as<float>();
+  switch (kind) {
+    case ReduceKind::kSum: single_group<ReduceKind::kSum>(px, py, outer, R, inner); return true;
+    case ReduceKind::kMean: single_group<ReduceKind::kMean>(px, py, outer, R, inner); return true;
+    case ReduceKind::kSumSquare: single_group<ReduceKind::kSumSquare>(px, py, outer, R, inner); return true;
+    case ReduceKind::kL1: single_group<ReduceKind::kL1>(px, py, outer, R, inner); return true;
+    case ReduceKind::kL2: single_group<ReduceKind::kL2>(px, py, outer, R, inner); return true;
+    case ReduceKind::kMax: single_group<ReduceKind::kMax>(px, py, outer, R, inner); return true;
+    case ReduceKind::kMin: single_group<ReduceKind::kMin>(px, py, outer, R, inner); return true;
+    default: return false;
+  }
+}
+
+}  // namespace pointrt

@@ -1,0 +1,72 @@
+// The plain 2-D MaxPool (one vectorised pass per window tap) against max_pool_ref, bit for bit:
+// kernels, strides, dilations, pads, ceil mode, NaN-filled windows and signed zeros.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ops/onnx/nn/pool.h"
+
+namespace pointrt::nn {
+namespace {
+
+void check(const Shape& x_shape, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d,
+           std::vector<int64_t> pads, bool ceil_mode, uint32_t seed) {
+  PoolAttrs a;
+  a.kind = PoolKind::kMax;
+  a.kernel_shape = k;
+  a.strides = s;
+  a.dilations = d;
+  a.pads = pads;
+  a.ceil_mode = ceil_mode;
+  const PoolGeometry g = pool_geometry(a, x_shape, "test");
+  Tensor x = Tensor::allocate(DType::kFloat32, x_shape);
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const uint32_t r = rng() % 16;
+    x.data_as<float>()[i] = r == 0 ? NAN : r == 1 ? -0.f : r == 2 ? 0.f : static_cast<float>(rng() % 9) - 4.f;
+  }
+  if (x.numel() > 8)
+    for (int64_t i = 0; i < 8; ++i) x.data_as<float>()[i] = NAN;  // an all-NaN corner window
+  const Shape ys = g.output_shape();
+  Tensor y = Tensor::allocate(DType::kFloat32, ys), r = Tensor::allocate(DType::kFloat32, ys);
+  ASSERT_TRUE(max_pool_2d_plain(g, x.data_as<float>(), y.data_as<float>()));
+  max_pool_ref<float>(g, 0, x.data_as<float>(), r.data_as<float>(), nullptr);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const float a1 = y.data_as<float>()[i], b1 = r.data_as<float>()[i];
+    if (std::isnan(b1)) {
+      ASSERT_TRUE(std::isnan(a1)) << shape_to_string(x_shape) << " at " << i;
+    } else {
+      ASSERT_EQ(0, std::memcmp(&a1, &b1, 4))
+          << shape_to_string(x_shape) << " k " << k[0] << " s " << s[0] << " at " << i << ": " << a1 << " vs " << b1;
+    }
+  }
+}
+
+TEST(MaxPool2d, MatchesTheReference) {
+  uint32_t seed = 1;
+  for (int64_t kk : {1, 2, 3, 4})
+    for (int64_t st : {1, 2, 3})
+      for (int64_t dil : {1, 2})
+        for (int64_t pad : {0, 1, 2}) {
+          if (pad >= kk) continue;  // ONNX: pads smaller than the kernel
+          for (bool ceil_mode : {false, true}) {
+            check({1, 2, 11, 13}, {kk, kk}, {st, st}, {dil, dil}, {pad, pad, pad, pad}, ceil_mode, seed++);
+            check({1, 1, 9, 40}, {kk, 1}, {st, 1}, {dil, 1}, {pad, 0, 0, 0}, ceil_mode, seed++);
+          }
+        }
+  check({1, 3, 40, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);  // CenterPoint's peak test
+  check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);       // asymmetric everything
+}
+
+TEST(MaxPool2d, OtherRanksAreDeclined) {
+  PoolAttrs a;
+  a.kernel_shape = {2};
+  const PoolGeometry g = pool_geometry(a, {1, 1, 8}, "test");
+  float x[8] = {}, y[8] = {};
+  EXPECT_FALSE(max_pool_2d_plain(g, x, y));
+}
+
+}  // namespace
+}  // namespace pointrt::nn

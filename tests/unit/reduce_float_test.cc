@@ -1,0 +1,83 @@
+// The float32 reduction fast paths (reduce_float.cc) against the naive reference: short rows
+// unrolled at compile time, long rows in lanes and blocks, a middle or leading axis, huge rows
+// split across threads, NaN propagation of Max/Min, size-1 axes around the reduced group.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ops/onnx/reduce/reduce.h"
+
+namespace pointrt {
+namespace {
+
+Tensor random_floats(const Shape& s, uint32_t seed) {
+  Tensor t = Tensor::allocate(DType::kFloat32, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.5f, 1.5f);  // positive: L1/L2/Mean and sums stay well conditioned
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = (rng() & 1 ? 1.f : -1.f) * u(rng);
+  return t;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const float a = got.data_as<float>()[i], b = want.data_as<float>()[i];
+    if (std::isnan(b)) {
+      ASSERT_TRUE(std::isnan(a)) << what << " at " << i;
+      continue;
+    }
+    ASSERT_NEAR(a, b, 2e-5 * (1 + std::fabs(b))) << what << " at " << i;
+  }
+}
+
+const ReduceKind kKinds[] = {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kSumSquare, ReduceKind::kL1,
+                             ReduceKind::kL2,  ReduceKind::kMax,  ReduceKind::kMin};
+
+void check(const Shape& s, const std::vector<bool>& reduced, uint32_t seed, bool with_nan) {
+  Tensor x = random_floats(s, seed);
+  if (with_nan && x.numel() > 5) x.data_as<float>()[x.numel() / 2 + 1] = NAN;
+  for (ReduceKind kind : kKinds) {
+    Tensor a = Tensor::allocate(DType::kFloat32, reduce_output_shape(s, reduced, true));
+    Tensor b = Tensor::allocate(DType::kFloat32, a.shape());
+    ASSERT_TRUE(reduce_float32_fast(kind, x, reduced, a)) << shape_to_string(s);
+    reduce_reference(kind, x, reduced, b);
+    expect_close(a, b, str_cat("kind ", static_cast<int>(kind), " shape ", shape_to_string(s), " nan ", with_nan));
+  }
+}
+
+TEST(ReduceFloatFast, LastAxisShortAndLongRows) {
+  uint32_t seed = 1;
+  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 1023, 1024, 1025, 3000})
+    for (int64_t rows : {1, 3, 70})
+      for (bool nan : {false, true}) check({rows, R}, {false, true}, seed++, nan);
+}
+
+TEST(ReduceFloatFast, MiddleAndLeadingAxes) {
+  uint32_t seed = 100;
+  for (int64_t R : {1, 2, 3, 32, 1025})
+    for (int64_t inner : {2, 3, 17, 1023, 1025})
+      for (bool nan : {false, true}) {
+        if (R * inner > 40000) continue;  // the reference is slow; these sizes cover every block edge
+        check({2, R, inner}, {false, true, false}, seed++, nan);
+        check({R, inner}, {true, false}, seed++, nan);
+      }
+}
+
+TEST(ReduceFloatFast, SizeOneAxesAroundTheGroupAndAdjacentReducedAxes) {
+  check({1, 5, 1, 4, 1, 3}, {false, false, true, true, true, false}, 7, false);
+  check({1, 1, 6}, {true, false, false}, 8, false);
+  check({4, 1, 6}, {false, true, false}, 9, true);  // only a size-1 axis reduced: R = 1
+  check({3, 4, 5}, {true, true, true}, 10, false);  // everything
+  Tensor x = random_floats({2, 3, 4}, 11);
+  Tensor y = Tensor::allocate(DType::kFloat32, {1, 3, 1});
+  EXPECT_FALSE(reduce_float32_fast(ReduceKind::kSum, x, {true, false, true}, y));  // two groups: generic path
+}
+
+TEST(ReduceFloatFast, HugeRowSplitAcrossThreads) {
+  check({1, 300000}, {false, true}, 12, false);
+  check({2, 140001}, {false, true}, 13, true);
+}
+
+}  // namespace
+}  // namespace pointrt

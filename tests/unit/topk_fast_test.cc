@@ -1,0 +1,106 @@
+// TopK's optimised selection strategies (counting sort for small integer ranges, one-pass small
+// k, radix sort, nth_element) against the naive reference, bit for bit, on the sizes where each
+// strategy starts and stops, with ties, NaN, -0/+0 and every key width.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ops/onnx/reduce/topk.h"
+
+namespace pointrt {
+namespace {
+
+// Values drawn from `distinct` levels (few levels: many ties) or spread widely.
+template <typename T>
+Tensor random_values(const Shape& s, uint32_t seed, int64_t distinct, bool specials) {
+  Tensor t = Tensor::allocate(DTypeOf<T>::value, s);
+  std::mt19937_64 rng(seed);
+  T* p = t.data_as<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t level = static_cast<int64_t>(rng() % static_cast<uint64_t>(distinct));
+    if constexpr (std::is_floating_point_v<T>)
+      p[i] = static_cast<T>(level - distinct / 2) * T(0.37);
+    else if constexpr (std::is_signed_v<T>)
+      p[i] = static_cast<T>(distinct > 1000 ? static_cast<T>(rng()) : static_cast<T>(level - distinct / 2));
+    else
+      p[i] = static_cast<T>(distinct > 1000 ? static_cast<T>(rng()) : static_cast<T>(level));
+  }
+  if constexpr (std::is_floating_point_v<T>)
+    if (specials && t.numel() > 6) {
+      p[1] = std::numeric_limits<T>::quiet_NaN();
+      p[3] = -std::numeric_limits<T>::quiet_NaN();
+      p[4] = T(-0.0);
+      p[5] = T(0.0);
+      p[2] = -std::numeric_limits<T>::infinity();
+    }
+  return t;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+template <typename T>
+void check_against_reference(const Shape& s, int64_t axis, int64_t distinct, bool specials, uint32_t seed) {
+  Tensor x = random_values<T>(s, seed, distinct, specials);
+  const int64_t R = s[axis];
+  for (int64_t k : {int64_t(0), int64_t(1), int64_t(3), int64_t(32), int64_t(33), R / 4 - 1, R / 4, R / 2, R - 1, R}) {
+    if (k < 0 || k > R) continue;
+    Shape out = s;
+    out[axis] = k;
+    for (bool largest : {true, false}) {
+      Tensor va = Tensor::allocate(x.dtype(), out), ia = Tensor::allocate(DType::kInt64, out);
+      Tensor vb = Tensor::allocate(x.dtype(), out), ib = Tensor::allocate(DType::kInt64, out);
+      topk_optimized(x, axis, k, largest, va, ia);
+      topk_reference(x, axis, k, largest, vb, ib);
+      ASSERT_TRUE(same_bits(ia, ib)) << dtype_name(x.dtype()) << " " << shape_to_string(s) << " axis " << axis << " k "
+                                     << k << " largest " << largest << " distinct " << distinct;
+      ASSERT_TRUE(same_bits(va, vb)) << "values, " << shape_to_string(s) << " k " << k;
+    }
+  }
+}
+
+// Line lengths around the strategy switches (k 32 for small k, R 256 and k R/4 for radix).
+const std::vector<Shape> kShapes = {{1}, {7}, {3, 17}, {2, 255}, {2, 256}, {1, 257}, {3, 1000}, {5, 3, 40}};
+
+TEST(TopKFast, FloatsWithTiesNaNAndSignedZeros) {
+  uint32_t seed = 1;
+  for (const Shape& s : kShapes)
+    for (int64_t axis = 0; axis < static_cast<int64_t>(s.size()); ++axis)
+      for (int64_t distinct : {int64_t(3), int64_t(1) << 20}) {
+        check_against_reference<float>(s, axis, distinct, true, seed++);
+        check_against_reference<double>(s, axis, distinct, true, seed++);
+      }
+}
+
+TEST(TopKFast, IntegersInSmallAndWideRanges) {
+  uint32_t seed = 100;
+  for (const Shape& s : kShapes)
+    for (int64_t axis = 0; axis < static_cast<int64_t>(s.size()); ++axis)
+      for (int64_t distinct : {int64_t(1), int64_t(5), int64_t(600), int64_t(1) << 40}) {
+        check_against_reference<int64_t>(s, axis, distinct, false, seed++);
+        check_against_reference<int32_t>(s, axis, distinct, false, seed++);
+        check_against_reference<uint64_t>(s, axis, distinct, false, seed++);
+        check_against_reference<int8_t>(s, axis, std::min<int64_t>(distinct, 200), false, seed++);
+        check_against_reference<uint16_t>(s, axis, std::min<int64_t>(distinct, 60000), false, seed++);
+      }
+}
+
+TEST(TopKFast, BallQueryPatternSortsIndicesWithMostAtTheSentinel) {
+  // yanx27's query_ball_point: arange(N) with the points outside the ball set to N, sorted.
+  const int64_t S = 9, N = 300;
+  Tensor x = Tensor::allocate(DType::kInt64, {1, S, N});
+  std::mt19937 rng(5);
+  for (int64_t i = 0; i < S * N; ++i) x.data_as<int64_t>()[i] = rng() % 10 == 0 ? i % N : N;
+  Tensor va = Tensor::allocate(DType::kInt64, {1, S, N}), ia = Tensor::allocate(DType::kInt64, {1, S, N});
+  Tensor vb = Tensor::allocate(DType::kInt64, {1, S, N}), ib = Tensor::allocate(DType::kInt64, {1, S, N});
+  topk_optimized(x, 2, N, false, va, ia);
+  topk_reference(x, 2, N, false, vb, ib);
+  EXPECT_TRUE(same_bits(va, vb));
+  EXPECT_TRUE(same_bits(ia, ib));
+}
+
+}  // namespace
+}  // namespace pointrt
