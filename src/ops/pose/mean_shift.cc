@@ -1,0 +1,199 @@
+// Optimised MeanShift: per task (batch, instance, vote set) the finite votes are copied into SoA
+// arrays; the density count is symmetric (each pair tested once) and vectorised; the shift runs in
+// float32 with a vectorisable exp. OpenMP over tasks, largest first.
+#include "ops/pose/mean_shift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "ops/pose/pose_common.h"
+
+namespace pointrt {
+namespace pose {
+
+MeanShiftAttrs parse_mean_shift(const Attributes& attrs, const std::string& where) {
+  MeanShiftAttrs a;
+  a.num_instances = attrs.get_int("num_instances");
+  a.bandwidth = attrs.get_float("bandwidth");
+  a.max_iterations = attrs.get_int("max_iterations", 300);
+  a.stop_threshold = attrs.get_float("stop_threshold", a.bandwidth * 1e-3f);
+  a.ignore_label = attrs.get_int("ignore_label", -1);
+  a.filter_vote = attrs.get_int("filter_vote", -1);
+  if (a.num_instances < 1 || a.num_instances > (int64_t(1) << 20))
+    fail(where, ": attribute 'num_instances' = ", a.num_instances, " must be in [1, 2^20]");
+  if (!(a.bandwidth > 0.f) || !std::isfinite(a.bandwidth))
+    fail(where, ": attribute 'bandwidth' = ", a.bandwidth, " must be finite and > 0");
+  if (a.max_iterations < 0) fail(where, ": attribute 'max_iterations' = ", a.max_iterations, " must be >= 0");
+  if (!(a.stop_threshold >= 0.f)) fail(where, ": attribute 'stop_threshold' = ", a.stop_threshold, " must be >= 0");
+  if (a.filter_vote < -1) fail(where, ": attribute 'filter_vote' = ", a.filter_vote, " must be -1 or a vote set index");
+  return a;
+}
+
+namespace {
+
+// exp(x) for x <= 0 in float32: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial
+// (Cephes expf coefficients, relative error ~1e-7), scaled by 2^n through the exponent bits.
+// Plain arithmetic, so `omp simd` loops vectorise it. Below -87 the result is 0.
+inline float exp_nonpositive(float x) {
+  const float clamped = x < -87.f ? -87.f : x;
+  const float n = std::nearbyint(clamped * 1.44269504088896341f);
+  const float r = (clamped - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.f ? 0.f : p * scale;
+}
+
+struct SetPoints {
+  std::vector<float> x, y, z;
+  std::vector<int32_t> index;  // point index of each entry
+  std::vector<int32_t> count;  // density scratch
+};
+
+void gather_finite(const float* set_votes, const int32_t* members, int64_t m, SetPoints& p) {
+  p.x.clear();
+  p.y.clear();
+  p.z.clear();
+  p.index.clear();
+  for (int64_t t = 0; t < m; ++t) {
+    const float* v = set_votes + 3 * static_cast<int64_t>(members[t]);
+    if (!finite3(v)) continue;
+    p.x.push_back(v[0]);
+    p.y.push_back(v[1]);
+    p.z.push_back(v[2]);
+    p.index.push_back(members[t]);
+  }
+}
+
+// Position (in p) of the point with the most neighbours within the bandwidth, ties to the lowest.
+int64_t densest(SetPoints& p, float bw2) {
+  const int64_t n = static_cast<int64_t>(p.x.size());
+  p.count.assign(static_cast<size_t>(n), 0);
+  const float *x = p.x.data(), *y = p.y.data(), *z = p.z.data();
+  int32_t* cnt = p.count.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = x[i], yi = y[i], zi = z[i];
+    int32_t ci = 1;  // itself: d2 = 0 < bw2
+#pragma omp simd reduction(+ : ci)
+    for (int64_t j = i + 1; j < n; ++j) {
+      const float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
+      const float d2 = (dx * dx + dy * dy) + dz * dz;
+      const int32_t hit = d2 < bw2;
+      cnt[j] += hit;
+      ci += hit;
+    }
+    cnt[i] += ci;
+  }
+  return std::max_element(cnt, cnt + n) - cnt;  // first maximum
+}
+
+// The Gaussian shift from the seed, accumulated relative to the seed (less cancellation).
+void shift_from(const SetPoints& p, int64_t seed, const MeanShiftAttrs& a, float* mode) {
+  const int64_t n = static_cast<int64_t>(p.x.size());
+  const float *x = p.x.data(), *y = p.y.data(), *z = p.z.data();
+  const float ox = x[seed], oy = y[seed], oz = z[seed];
+  const float inv = 1.f / (2.f * a.bandwidth * a.bandwidth), thr2 = a.stop_threshold * a.stop_threshold;
+  float mx = 0, my = 0, mz = 0;  // relative to the seed
+  for (int64_t it = 0; it < a.max_iterations; ++it) {
+    float sw = 0, sx = 0, sy = 0, sz = 0;
+#pragma omp simd reduction(+ : sw, sx, sy, sz)
+    for (int64_t j = 0; j < n; ++j) {
+      const float rx = x[j] - ox, ry = y[j] - oy, rz = z[j] - oz;
+      const float dx = mx - rx, dy = my - ry, dz = mz - rz;
+      const float w = exp_nonpositive(-((dx * dx + dy * dy) + dz * dz) * inv);
+      sw += w;
+      sx += w * rx;
+      sy += w * ry;
+      sz += w * rz;
+    }
+    if (!(sw > 0.f)) break;
+    const float nx = sx / sw, ny = sy / sw, nz = sz / sw;
+    const float shift2 = (nx - mx) * (nx - mx) + (ny - my) * (ny - my) + (nz - mz) * (nz - mz);
+    mx = nx;
+    my = ny;
+    mz = nz;
+    if (shift2 < thr2) break;
+  }
+  mode[0] = ox + mx;
+  mode[1] = oy + my;
+  mode[2] = oz + mz;
+}
+
+struct Task {
+  int64_t batch, instance, set;
+  int64_t size;  // members before the finite filter (for scheduling)
+};
+
+// Runs one task over `members`; returns the inliers of the densest point when asked.
+void run_task(const float* set_votes, const int32_t* members, int64_t m, const MeanShiftAttrs& a, float* mode,
+              int32_t* count, std::vector<int32_t>* inliers) {
+  SetPoints p;
+  gather_finite(set_votes, members, m, p);
+  *count = static_cast<int32_t>(p.x.size());
+  mode[0] = mode[1] = mode[2] = 0.f;
+  if (p.x.empty()) return;
+  const float bw2 = a.bandwidth * a.bandwidth;
+  const int64_t seed = densest(p, bw2);
+  if (inliers) {
+    const float sx = p.x[seed], sy = p.y[seed], sz = p.z[seed];
+    for (size_t j = 0; j < p.x.size(); ++j) {
+      const float dx = sx - p.x[j], dy = sy - p.y[j], dz = sz - p.z[j];
+      if ((dx * dx + dy * dy) + dz * dz < bw2) inliers->push_back(p.index[j]);
+    }
+  }
+  shift_from(p, seed, a, mode);
+}
+
+void run_tasks(std::vector<Task>& tasks, const std::function<void(const Task&)>& fn) {
+  std::sort(tasks.begin(), tasks.end(), [](const Task& l, const Task& r) { return l.size > r.size; });
+  const int64_t count = static_cast<int64_t>(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (int64_t t = 0; t < count; ++t) fn(tasks[t]);
+}
+
+}  // namespace
+
+void mean_shift(const float* votes, const int32_t* labels, int64_t batch, int64_t sets, int64_t n,
+                const MeanShiftAttrs& a, float* modes, int32_t* counts) {
+  const int64_t instances = a.num_instances, f = a.filter_vote;
+  std::vector<InstanceBuckets> buckets(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) buckets[b] = bucket_by_instance(labels + b * n, n, instances, a.ignore_label);
+  auto set_votes = [&](int64_t b, int64_t k) { return votes + (b * sets + k) * n * 3; };
+  auto row = [&](const Task& t) { return (t.batch * instances + t.instance) * sets + t.set; };
+  // Inliers of the filter set per (batch, instance); the members of every other set.
+  std::vector<std::vector<int32_t>> voters(static_cast<size_t>(batch * instances));
+  std::vector<Task> first, second;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t c = 0; c < instances; ++c) {
+      const int64_t size = buckets[b].offsets[c + 1] - buckets[b].offsets[c];
+      for (int64_t k = 0; k < sets; ++k) (k == f ? first : second).push_back({b, c, k, size});
+    }
+  run_tasks(first, [&](const Task& t) {
+    const InstanceBuckets& bk = buckets[t.batch];
+    const int64_t r = row(t);
+    run_task(set_votes(t.batch, t.set), bk.order.data() + bk.offsets[t.instance], t.size, a, modes + 3 * r, counts + r,
+             &voters[t.batch * instances + t.instance]);
+  });
+  for (Task& t : second)
+    if (f >= 0) t.size = static_cast<int64_t>(voters[t.batch * instances + t.instance].size());
+  run_tasks(second, [&](const Task& t) {
+    const InstanceBuckets& bk = buckets[t.batch];
+    const int32_t* members =
+        f >= 0 ? voters[t.batch * instances + t.instance].data() : bk.order.data() + bk.offsets[t.instance];
+    const int64_t r = row(t);
+    run_task(set_votes(t.batch, t.set), members, t.size, a, modes + 3 * r, counts + r, nullptr);
+  });
+}
+
+}  // namespace pose
+}  // namespace pointrt
