@@ -19,6 +19,8 @@
 #include "io/npy.h"
 #include "ops/kernel.h"
 #include "tools/cli_inputs.h"
+#include "tools/pipeline_eval.h"
+#include "tools/render.h"
 
 using namespace pointrt;
 
@@ -147,8 +149,41 @@ void print_top_classes(const Tensor& logits, const std::string& labels_file, int
   std::cout << "\n";
 }
 
+// --eval / --scene / --render of `run` (docs/pipelines.md).
+struct PipelineOptions {
+  std::string eval, scene, render;
+  double iou = 0.5, score_threshold = 0.3;
+};
+
+std::vector<std::string> read_names(const std::string& file) {
+  std::vector<std::string> names;
+  if (file.empty()) return names;
+  std::ifstream f(file);
+  if (!f) fail(file, ": cannot open the labels file");
+  for (std::string line; std::getline(f, line);)
+    if (!line.empty()) names.push_back(line);
+  return names;
+}
+
+void run_pipeline_options(const Session& session, const std::map<std::string, Tensor>& feeds,
+                          const std::vector<Tensor>& outputs, const PipelineOptions& po, const std::string& labels) {
+  std::map<std::string, Tensor> by_name;
+  for (size_t i = 0; i < outputs.size(); ++i) by_name[session.outputs()[i].name] = outputs[i];
+  if (!po.eval.empty()) pipelines::print_evaluation(by_name, po.eval, po.iou, read_names(labels), std::cout);
+  if (po.render.empty()) return;
+  pipelines::RenderInputs ri;
+  ri.feeds = &feeds;
+  ri.outputs = &by_name;
+  ri.score_threshold = po.score_threshold;
+  for (const std::string& file : {po.scene, po.eval})
+    if (!file.empty())
+      for (auto& [k, v] : read_npz(file)) ri.scene.emplace(k, v);
+  pipelines::render_png(ri, po.render);
+  std::cout << "rendered " << po.render << "\n";
+}
+
 int cmd_run(const std::string& path, const InputOptions& in, const std::string& output_dir, const std::string& ref,
-            double atol, double rtol, int threads, const std::string& labels, int top) {
+            double atol, double rtol, int threads, const std::string& labels, int top, const PipelineOptions& po) {
   SessionOptions so;
   so.intra_op_threads = threads;
   Session session(Model::load(path), so);
@@ -177,7 +212,9 @@ int cmd_run(const std::string& path, const InputOptions& in, const std::string& 
       if (!c.ok) ++mismatches;
     }
   }
-  if (!labels.empty() && !outputs.empty()) print_top_classes(outputs[0], labels, top);
+  const bool pipeline = !po.eval.empty() || !po.render.empty();
+  if (!labels.empty() && !outputs.empty() && !pipeline) print_top_classes(outputs[0], labels, top);
+  if (pipeline) run_pipeline_options(session, feeds, outputs, po, labels);
   if (!output_dir.empty()) std::cout << "wrote " << outputs.size() << " output(s) to " << output_dir << "\n";
   if (!ref.empty())
     std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size()
@@ -330,6 +367,15 @@ int main(int argc, char** argv) {
   int top = 0;
   run->add_option("--labels", labels, "class names, one per line: print the top classes of the first output");
   run->add_option("--top", top, "how many classes to print with --labels (default 3)");
+  PipelineOptions po;
+  run->add_option("--eval", po.eval,
+                  ".npz ground truth: print ADD/ADD-S per object (pose models) or box matches and AP (detectors)");
+  run->add_option("--scene", po.scene, ".npz with camera [4] and model_points [C, P, 3] for --render of a pose model");
+  run->add_option("--render", po.render, "draw the answers into a PNG (bird's-eye view or the projected models)");
+  run->add_option("--iou", po.iou, "3D IoU for a detection to match a ground-truth box (--eval)")
+      ->capture_default_str();
+  run->add_option("--score-threshold", po.score_threshold, "draw detections from this score (--render)")
+      ->capture_default_str();
 
   auto* bench = app.add_subcommand("bench", "time repeated runs (median latency, peak memory)");
   bench->add_option("model", model_path, "ONNX file")->required();
@@ -346,7 +392,7 @@ int main(int argc, char** argv) {
   try {
     if (*inspect) return cmd_inspect(model_path);
     if (*list_ops) return cmd_list_ops(markdown);
-    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
+    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3, po);
     if (*bench)
       return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, profile_nodes, json_out);
   } catch (const std::exception& e) {

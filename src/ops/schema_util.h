@@ -47,6 +47,13 @@ inline int64_t int_attr(onnx::InferenceContext& ctx, const char* name, int64_t d
   return a && a->has_i() ? a->i() : dflt;
 }
 
+/// A pointrt-domain schema, version 1.
+inline onnx::OpSchema pointrt_schema(const char* name, const char* doc) {
+  onnx::OpSchema s;
+  s.SetName(name).SetDomain("pointrt").SinceVersion(1).SetDoc(doc);
+  return s;
+}
+
 /// Registers `schemas` (and the pointrt domain, version 1, if nobody has yet). Runs during static
 /// initialisation too, so it looks nothing up in the registry first.
 inline void register_pointrt_schemas(std::vector<onnx::OpSchema> schemas) {

@@ -1,32 +1,11 @@
 """The detector decode operators: PyTorch forwards against the runtime on exported files, the
-rotated IoU port, and the sparse detectors of models/ exporting boxes."""
+rotated IoU port."""
 import numpy as np
-import onnx
 import pytest
 import torch
+from export_util import export_and_run
 
-import pointrt
-from pointrt import _pointrt
 from pointrt.torch import detect
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *a):
-        return self.fn(*a)
-
-
-def export_and_run(tmp_path, fn, args, n_out):
-    path = tmp_path / "op.onnx"
-    names = [f"in{i}" for i in range(len(args))]
-    outs = [f"out{i}" for i in range(n_out)]
-    pointrt.export(Wrap(fn), tuple(args), str(path), input_names=names, output_names=outs, verify=False, quiet=True)
-    onnx.checker.check_model(onnx.load(str(path)))
-    got = _pointrt.Session(str(path)).run({n: a.numpy() for n, a in zip(names, args)})
-    return [got[o] for o in outs]
 
 
 def head_maps(rng, c=3, h=24, w=20, velocity=True):
@@ -43,7 +22,7 @@ def test_decode_runtime_matches_torch(tmp_path, peak, candidates):
     kw = dict(voxel_size=[0.1, 0.1], point_cloud_range=[-10, -12], out_size_factor=4, max_detections=50,
               peak_kernel=peak, candidates=candidates, post_center_range=[-9, -11, -3, 9, 11, 3])
     fn = lambda *m: detect.center_point_decode(*m, **kw)
-    boxes, scores, labels, count = export_and_run(tmp_path, fn, maps, 4)
+    _, (boxes, scores, labels, count) = export_and_run(tmp_path, fn, maps, 4)
     wb, ws, wl, wc = fn(*maps)
     assert int(wc[0]) > 5
     np.testing.assert_array_equal(count, wc.numpy())
@@ -66,7 +45,7 @@ def test_iou_port_and_nms_runtime_match(tmp_path):
             torch.tensor([k - 5], dtype=torch.int32)]
     for kw in (dict(), dict(per_class=1), dict(mode="circle", min_radius=2.0)):
         fn = lambda b, s, l, c: detect.box_nms(b, s, l, c, max_output=20, **kw)
-        got = export_and_run(tmp_path, fn, args, 4)
+        _, got = export_and_run(tmp_path, fn, args, 4)
         want = fn(*args)
         assert int(want[0][0]) > 2
         for g, w in zip(got, want):

@@ -1,41 +1,12 @@
 """The pose operators: PyTorch forwards (the semantics) against the runtime on exported files,
 PVN3D's least-squares fit, degenerate input, and the whole pose step recovering known poses."""
 import numpy as np
-import onnx
 import pytest
 import torch
+from export_util import export_and_run
+from models.shapes import random_rotation
 
-import pointrt
-from pointrt import _pointrt
 from pointrt.torch import pose
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *a):
-        return self.fn(*a)
-
-
-def export_and_run(tmp_path, fn, args, n_out):
-    path = tmp_path / "op.onnx"
-    names = [f"in{i}" for i in range(len(args))]
-    outs = [f"out{i}" for i in range(n_out)]
-    pointrt.export(Wrap(fn), tuple(args), str(path), input_names=names, output_names=outs, verify=False, quiet=True)
-    model = onnx.load(str(path))
-    onnx.checker.check_model(model)
-    got = _pointrt.Session(str(path)).run({n: a.numpy() for n, a in zip(names, args)})
-    return model, [got[o] for o in outs]
-
-
-def random_rotation(rng):
-    q, r = np.linalg.qr(rng.standard_normal((3, 3)))
-    q = q * np.sign(np.diag(r))
-    if np.linalg.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
 
 
 def clustered_votes(rng, b, k, n, c):

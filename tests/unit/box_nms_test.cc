@@ -8,6 +8,7 @@
 
 #include "ops/detect/box_iou.h"
 #include "ops/detect/box_nms.h"
+#include "ops/detect/exact_box_iou.h"
 #include "test_util/single_node.h"
 
 using namespace pointrt;
@@ -15,53 +16,6 @@ using namespace pointrt::detect;
 using namespace pointrt::test;
 
 namespace {
-
-using Poly = std::vector<std::pair<double, double>>;
-
-Poly corners(const float* b) {
-  Poly p;
-  const double c = std::cos(b[6]), s = std::sin(b[6]);
-  const double hx[4] = {-1, 1, 1, -1}, hy[4] = {-1, -1, 1, 1};
-  for (int k = 0; k < 4; ++k) {
-    const double x = hx[k] * b[3] / 2, y = hy[k] * b[4] / 2;
-    p.push_back({b[0] + x * c - y * s, b[1] + x * s + y * c});
-  }
-  return p;
-}
-
-// Sutherland-Hodgman: the part of `subject` inside the convex counter-clockwise `clip`.
-Poly clip_polygon(Poly subject, const Poly& clip) {
-  for (size_t e = 0; e < clip.size() && !subject.empty(); ++e) {
-    const auto a = clip[e], b = clip[(e + 1) % clip.size()];
-    auto side = [&](std::pair<double, double> p) {
-      return (b.first - a.first) * (p.second - a.second) - (b.second - a.second) * (p.first - a.first);
-    };
-    Poly out;
-    for (size_t i = 0; i < subject.size(); ++i) {
-      const auto p = subject[i], q = subject[(i + 1) % subject.size()];
-      const double sp = side(p), sq = side(q);
-      if (sp >= 0) out.push_back(p);
-      if ((sp >= 0) != (sq >= 0)) {
-        const double t = sp / (sp - sq);
-        out.push_back({p.first + t * (q.first - p.first), p.second + t * (q.second - p.second)});
-      }
-    }
-    subject = out;
-  }
-  return subject;
-}
-
-double area(const Poly& p) {
-  double a = 0;
-  for (size_t i = 0; i < p.size(); ++i)
-    a += p[i].first * p[(i + 1) % p.size()].second - p[(i + 1) % p.size()].first * p[i].second;
-  return std::fabs(a) / 2;
-}
-
-double exact_iou(const float* a, const float* b) {
-  const double inter = area(clip_polygon(corners(a), corners(b)));
-  return inter / (a[3] * a[4] + b[3] * b[4] - inter);
-}
 
 // Boxes in a few clusters so that many pairs overlap; scores with ties.
 std::vector<float> clustered_boxes(int64_t k, int64_t dim, uint32_t seed, std::vector<float>& scores,
@@ -97,7 +51,7 @@ TEST(BevIou, MatchesExactClipping) {
   for (int rep = 0; rep < 3000; ++rep) {
     const float a[7] = {u(rng) * 3, u(rng) * 3, 0, 0.5f + 3 * u(rng), 0.5f + 2 * u(rng), 1, (u(rng) - 0.5f) * 6.3f};
     const float b[7] = {u(rng) * 3, u(rng) * 3, 0, 0.5f + 3 * u(rng), 0.5f + 2 * u(rng), 1, (u(rng) - 0.5f) * 6.3f};
-    const double want = exact_iou(a, b);
+    const double want = exact_bev_iou(a, b);
     const float got = bev_iou(a, b);
     ASSERT_TRUE(std::isfinite(got));
     // The 1e-2 inside margin counts corners just outside the other box; away from that

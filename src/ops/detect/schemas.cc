@@ -14,51 +14,45 @@ using onnx::OpSchema;
 using onnx::TensorProto;
 using namespace schema_util;
 
-OpSchema base(const char* name, const char* doc) {
-  OpSchema s;
-  s.SetName(name).SetDomain("pointrt").SinceVersion(1).SetDoc(doc);
-  return s;
-}
-
 OpSchema decode_schema() {
   const char* f = "tensor(float)";
-  return std::move(
-      base("CenterPointDecode", "CenterPoint head maps -> the K best boxes (CUDA-CenterPoint / CenterNet peaks).")
-          .Input(0, "heatmap", "[B, C, H, W]", f)
-          .Input(1, "offset", "[B, 2, H, W]", f)
-          .Input(2, "height", "[B, 1, H, W]", f)
-          .Input(3, "size", "[B, 3, H, W]", f)
-          .Input(4, "rotation", "[B, 2, H, W] (sin, cos)", f)
-          .Input(5, "velocity", "[B, 2, H, W]", f, OpSchema::Optional)
-          .Output(0, "boxes", "[B, K, 7 | 9]", f)
-          .Output(1, "scores", "[B, K]", f)
-          .Output(2, "labels", "[B, K]", "tensor(int32)")
-          .Output(3, "count", "[B]", "tensor(int32)")
-          .Attr("voxel_size", "vx, vy (further values ignored)", AttributeProto::FLOATS, true)
-          .Attr("point_cloud_range", "xmin, ymin (further values ignored)", AttributeProto::FLOATS, true)
-          .Attr("out_size_factor", "feature map stride in voxels", AttributeProto::FLOAT, true)
-          .Attr("score_threshold", "keep scores >= this", AttributeProto::FLOAT, 0.1f)
-          .Attr("post_center_range", "xmin, ymin, zmin, xmax, ymax, zmax", AttributeProto::FLOATS, false)
-          .Attr("max_detections", "K", AttributeProto::INT, static_cast<int64_t>(1000))
-          .Attr("heatmap_activation", "sigmoid or none", AttributeProto::STRING, std::string("sigmoid"))
-          .Attr("size_activation", "exp or none", AttributeProto::STRING, std::string("exp"))
-          .Attr("peak_kernel", "1 (every pixel) or an odd max-pool window", AttributeProto::INT,
-                static_cast<int64_t>(1))
-          .Attr("candidates", "pixel or class", AttributeProto::STRING, std::string("pixel"))
-          .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-            const int64_t k = int_attr(ctx, "max_detections", 1000);
-            auto b = input_dim(ctx, 0, 4, 0);
-            const int64_t dim = ctx.getNumInputs() > 5 && ctx.getInputType(5) ? 9 : 7;
-            set_output(ctx, 0, TensorProto::FLOAT, {b, fixed_dim(k), fixed_dim(dim)});
-            set_output(ctx, 1, TensorProto::FLOAT, {b, fixed_dim(k)});
-            set_output(ctx, 2, TensorProto::INT32, {b, fixed_dim(k)});
-            set_output(ctx, 3, TensorProto::INT32, {b});
-          }));
+  return std::move(pointrt_schema("CenterPointDecode",
+                                  "CenterPoint head maps -> the K best boxes (CUDA-CenterPoint / CenterNet peaks).")
+                       .Input(0, "heatmap", "[B, C, H, W]", f)
+                       .Input(1, "offset", "[B, 2, H, W]", f)
+                       .Input(2, "height", "[B, 1, H, W]", f)
+                       .Input(3, "size", "[B, 3, H, W]", f)
+                       .Input(4, "rotation", "[B, 2, H, W] (sin, cos)", f)
+                       .Input(5, "velocity", "[B, 2, H, W]", f, OpSchema::Optional)
+                       .Output(0, "boxes", "[B, K, 7 | 9]", f)
+                       .Output(1, "scores", "[B, K]", f)
+                       .Output(2, "labels", "[B, K]", "tensor(int32)")
+                       .Output(3, "count", "[B]", "tensor(int32)")
+                       .Attr("voxel_size", "vx, vy (further values ignored)", AttributeProto::FLOATS, true)
+                       .Attr("point_cloud_range", "xmin, ymin (further values ignored)", AttributeProto::FLOATS, true)
+                       .Attr("out_size_factor", "feature map stride in voxels", AttributeProto::FLOAT, true)
+                       .Attr("score_threshold", "keep scores >= this", AttributeProto::FLOAT, 0.1f)
+                       .Attr("post_center_range", "xmin, ymin, zmin, xmax, ymax, zmax", AttributeProto::FLOATS, false)
+                       .Attr("max_detections", "K", AttributeProto::INT, static_cast<int64_t>(1000))
+                       .Attr("heatmap_activation", "sigmoid or none", AttributeProto::STRING, std::string("sigmoid"))
+                       .Attr("size_activation", "exp or none", AttributeProto::STRING, std::string("exp"))
+                       .Attr("peak_kernel", "1 (every pixel) or an odd max-pool window", AttributeProto::INT,
+                             static_cast<int64_t>(1))
+                       .Attr("candidates", "pixel or class", AttributeProto::STRING, std::string("pixel"))
+                       .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+                         const int64_t k = int_attr(ctx, "max_detections", 1000);
+                         auto b = input_dim(ctx, 0, 4, 0);
+                         const int64_t dim = ctx.getNumInputs() > 5 && ctx.getInputType(5) ? 9 : 7;
+                         set_output(ctx, 0, TensorProto::FLOAT, {b, fixed_dim(k), fixed_dim(dim)});
+                         set_output(ctx, 1, TensorProto::FLOAT, {b, fixed_dim(k)});
+                         set_output(ctx, 2, TensorProto::INT32, {b, fixed_dim(k)});
+                         set_output(ctx, 3, TensorProto::INT32, {b});
+                       }));
 }
 
 OpSchema nms_schema() {
   return std::move(
-      base("BoxNMS", "Greedy rotated-IoU (CUDA-CenterPoint) or circle (CenterPoint) NMS of 3D boxes.")
+      pointrt_schema("BoxNMS", "Greedy rotated-IoU (CUDA-CenterPoint) or circle (CenterPoint) NMS of 3D boxes.")
           .Input(0, "boxes", "[B, K, D >= 7]", "tensor(float)")
           .Input(1, "scores", "[B, K]", "tensor(float)")
           .Input(2, "labels", "[B, K]", "I", OpSchema::Optional)

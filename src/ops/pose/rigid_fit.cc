@@ -111,6 +111,28 @@ void write_fallback_pose(const FitMoments& m, float* pose) {
   }
 }
 
+void fit_each(const float* source, const float* target, const float* weight, int64_t fits, int64_t source_fits,
+              int64_t p, float* pose, int32_t* status, RotationSolver solve, bool parallel) {
+#pragma omp parallel for schedule(static) if (parallel && fits > 256)
+  for (int64_t f = 0; f < fits; ++f) {
+    const FitMoments m =
+        fit_moments(source + (f % source_fits) * p * 3, target + f * p * 3, weight ? weight + f * p : nullptr, p);
+    if (status) status[f] = m.status;
+    float* out = pose + f * 12;
+    if (m.status != kFitOk) {
+      write_fallback_pose(m, out);
+      continue;
+    }
+    double r[9];
+    solve(m.h, r);
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) out[i * 4 + j] = static_cast<float>(r[i * 3 + j]);
+      out[i * 4 + 3] =
+          static_cast<float>(m.ct[i] - (r[i * 3] * m.cs[0] + r[i * 3 + 1] * m.cs[1] + r[i * 3 + 2] * m.cs[2]));
+    }
+  }
+}
+
 namespace {
 
 // Horn (1987): the rotation maximising sum w t'.(R s') is that of the unit quaternion of the
@@ -139,24 +161,7 @@ void horn_rotation(const double* h, double* r) {
 
 void rigid_fit(const float* source, const float* target, const float* weight, int64_t fits, int64_t source_fits,
                int64_t p, float* pose, int32_t* status) {
-#pragma omp parallel for schedule(static) if (fits > 256)
-  for (int64_t f = 0; f < fits; ++f) {
-    const FitMoments m =
-        fit_moments(source + (f % source_fits) * p * 3, target + f * p * 3, weight ? weight + f * p : nullptr, p);
-    if (status) status[f] = m.status;
-    float* out = pose + f * 12;
-    if (m.status != kFitOk) {
-      write_fallback_pose(m, out);
-      continue;
-    }
-    double r[9];
-    horn_rotation(m.h, r);
-    for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) out[i * 4 + j] = static_cast<float>(r[i * 3 + j]);
-      out[i * 4 + 3] =
-          static_cast<float>(m.ct[i] - (r[i * 3] * m.cs[0] + r[i * 3 + 1] * m.cs[1] + r[i * 3 + 2] * m.cs[2]));
-    }
-  }
+  fit_each(source, target, weight, fits, source_fits, p, pose, status, horn_rotation, true);
 }
 
 }  // namespace pose

@@ -40,6 +40,11 @@ void symmetric_eigen(double* a, int n, double* values, double* vectors);
 
 /// Writes [R | t] (float32, row-major 3 x 4) for the status of `m` (R = I unless status 0).
 void write_fallback_pose(const FitMoments& m, float* pose);
+/// The rotation (row-major 3 x 3) maximising the correlation with cross-covariance h.
+using RotationSolver = void (*)(const double* h, double* r);
+/// Every fit: moments, status, then `solve` or the fallback pose; OpenMP over fits when `parallel`.
+void fit_each(const float* source, const float* target, const float* weight, int64_t fits, int64_t source_fits,
+              int64_t p, float* pose, int32_t* status, RotationSolver solve, bool parallel);
 
 /// Naive reference (the oracle): Kabsch through the SVD of H (from the eigenvectors of H^T H).
 /// `fits` poses; source row of fit f = f % source_fits.

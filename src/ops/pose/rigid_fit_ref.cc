@@ -44,23 +44,7 @@ void kabsch_rotation(const double* h, double* r) {
 
 void rigid_fit_ref(const float* source, const float* target, const float* weight, int64_t fits, int64_t source_fits,
                    int64_t p, float* pose, int32_t* status) {
-  for (int64_t f = 0; f < fits; ++f) {
-    const FitMoments m =
-        fit_moments(source + (f % source_fits) * p * 3, target + f * p * 3, weight ? weight + f * p : nullptr, p);
-    if (status) status[f] = m.status;
-    float* out = pose + f * 12;
-    if (m.status != kFitOk) {
-      write_fallback_pose(m, out);
-      continue;
-    }
-    double r[9];
-    kabsch_rotation(m.h, r);
-    for (int i = 0; i < 3; ++i) {
-      const double t = m.ct[i] - (r[i * 3] * m.cs[0] + r[i * 3 + 1] * m.cs[1] + r[i * 3 + 2] * m.cs[2]);
-      for (int j = 0; j < 3; ++j) out[i * 4 + j] = static_cast<float>(r[i * 3 + j]);
-      out[i * 4 + 3] = static_cast<float>(t);
-    }
-  }
+  fit_each(source, target, weight, fits, source_fits, p, pose, status, kabsch_rotation, false);
 }
 
 }  // namespace pose

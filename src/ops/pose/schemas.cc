@@ -17,12 +17,6 @@ using namespace schema_util;
 
 const std::vector<std::string> kLabelTypes = {"tensor(int32)", "tensor(int64)"};
 
-OpSchema base(const char* name, const char* doc) {
-  OpSchema s;
-  s.SetName(name).SetDomain("pointrt").SinceVersion(1).SetDoc(doc);
-  return s;
-}
-
 int64_t required_instances(InferenceContext& ctx) {
   const int64_t c = int_attr(ctx, "num_instances", -1);
   if (c < 1) fail_shape_inference("attribute 'num_instances' must be >= 1, got ", c);
@@ -31,7 +25,7 @@ int64_t required_instances(InferenceContext& ctx) {
 
 OpSchema mean_shift_schema() {
   return std::move(
-      base("MeanShift", "Per-instance Gaussian mean shift of per-point votes from the densest vote (PVN3D).")
+      pointrt_schema("MeanShift", "Per-instance Gaussian mean shift of per-point votes from the densest vote (PVN3D).")
           .Input(0, "votes", "[B, K, N, 3]", "tensor(float)")
           .Input(1, "labels", "[B, N] instance of each point", "L")
           .Output(0, "modes", "[B, C, K, 3]", "tensor(float)")
@@ -55,7 +49,7 @@ OpSchema mean_shift_schema() {
 
 OpSchema instance_reduce_schema() {
   return std::move(
-      base("InstanceReduce", "Mean or sum of per-point values per instance of a segmentation.")
+      pointrt_schema("InstanceReduce", "Mean or sum of per-point values per instance of a segmentation.")
           .Input(0, "values", "[B, N, D]", "tensor(float)")
           .Input(1, "labels", "[B, N]", "L")
           .Output(0, "reduced", "[B, C, D]", "tensor(float)")
@@ -74,7 +68,7 @@ OpSchema instance_reduce_schema() {
 
 OpSchema rigid_fit_schema() {
   return std::move(
-      base("RigidFit", "Weighted least-squares rotation and translation (Kabsch/Umeyama, reflection fixed).")
+      pointrt_schema("RigidFit", "Weighted least-squares rotation and translation (Kabsch/Umeyama, reflection fixed).")
           .Input(0, "source", "[S..., P, 3] model points", "tensor(float)")
           .Input(1, "target", "[T..., P, 3], S... a suffix of T...", "tensor(float)")
           .Input(2, "weight", "[T..., P] >= 0", "tensor(float)", OpSchema::Optional)
