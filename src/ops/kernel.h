@@ -65,6 +65,11 @@ class KernelContext {
   /// Free it by dropping the tensor (at the latest when run() returns).
   Tensor temporary(size_t bytes) { return allocator_.allocate(DType::kUInt8, {static_cast<int64_t>(bytes)}); }
   RunCache& cache() { return cache_; }
+  /// This context with other input tensors (same node, outputs, allocator and cache): lets a
+  /// kernel of an older operator version run the newer version's kernel on adapted inputs.
+  KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
+    return KernelContext(node_, std::move(inputs), outputs_, allocator_, cache_, phases_);
+  }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
   /// Record `ms` spent in `phase` of this node (no-op unless profiling).

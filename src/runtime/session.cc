@@ -16,6 +16,7 @@
 #include "ops/kernel.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/memory_pattern.h"
+#include "runtime/observe.h"
 
 namespace pointrt {
 
@@ -63,6 +64,7 @@ struct SessionImpl {
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
   MemoryPatterns patterns;
   MemoryCounters counters;
+  std::vector<char> observed;  // per value id: RunHooks::on_value sees it (SessionOptions::observe)
   mutable std::mutex profile_mutex;
   mutable std::vector<NodeProfile> last_profile;
 };
@@ -258,6 +260,8 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   if (options.intra_op_threads > 0) omp_set_num_threads(options.intra_op_threads);
 
   check_supported(g, file);
+  const size_t model_outputs = g.outputs.size();
+  const std::vector<int> observed_ids = add_observed_outputs(g, options.observe, file);
   if (options.optimize) {
     fold_constants(g);
     for (auto& p : graph_passes())
@@ -265,6 +269,7 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
     fold_constants(g);
   }
   eliminate_dead_nodes(g);
+  s.observed = take_observed_outputs(g, observed_ids, model_outputs);
 
   // Build kernels.
   for (const auto& n : g.nodes) {
@@ -343,7 +348,9 @@ static void check_feed(const std::string& file, const Value& v, const Tensor& t,
   }
 }
 
-std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const {
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const { return run(feeds, RunHooks{}); }
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const {
   auto& s = *impl_;
   const Graph& g = s.graph;
   const std::string& file = s.path;
@@ -375,7 +382,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
   InputSignature sig;
   std::shared_ptr<ArenaBlock> block;
   std::shared_ptr<AllocationRecorder> recorder;
-  if (s.options.memory_pattern) {
+  if (s.options.memory_pattern && !hooks.on_value) {
     for (int id : g.inputs) sig.inputs.emplace_back(slots[id].dtype(), slots[id].shape());
     bool first_use = false;
     block = s.patterns.acquire(sig, &first_use);
@@ -404,6 +411,14 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
     execute_node(*p.node, *p.kernel, slots, outs, alloc, cache, s.options.profile ? &phases : nullptr);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
+    if (hooks.on_value)
+      for (int o : p.node->outputs) {
+        if (o < 0 || !s.observed[o]) continue;
+        Tensor replacement = hooks.on_value(g.values[o].name, slots[o]);
+        if (!replacement.defined()) continue;
+        check_replacement(file, g.values[o], slots[o], replacement);
+        slots[o] = std::move(replacement);
+      }
     for (int v : p.free_after) slots[v] = Tensor();
     if (s.options.profile) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
