@@ -167,7 +167,8 @@ class ReducedPVN3D(nn.Module):
     """forward(rgb [B,3,H,W], cloud [B,N,9], choose [B,1,N]) -> (kp_offsets [B,K,N,3],
     seg_logits [B,C,N], ctr_offsets [B,1,N,3]); with_pose=True appends PVN3D's pose step."""
 
-    def __init__(self, num_classes: int = len(ps.CLASSES), num_kps: int = ps.NUM_KEYPOINTS, with_pose: bool = False):
+    def __init__(self, num_classes: int = len(ps.CLASSES), num_kps: int = ps.NUM_KEYPOINTS, with_pose: bool = False,
+                 bandwidth: float = 0.04):
         super().__init__()
         self.num_kps = num_kps
         self.cnn = ImageBranch()
@@ -179,6 +180,7 @@ class ReducedPVN3D(nn.Module):
         self.kp = _head([fused, 96, 64, num_kps * 3])
         self.ctr = _head([fused, 96, 64, 3])
         self.with_pose = with_pose
+        self.bandwidth = bandwidth  # MeanShift's (PVN3D uses 0.08 m for YCB; these objects are smaller)
         self.register_buffer("model_kps", torch.from_numpy(ps.model_keypoints()))
 
     def forward(self, rgb: torch.Tensor, cloud: torch.Tensor, choose: torch.Tensor,
@@ -197,7 +199,7 @@ class ReducedPVN3D(nn.Module):
         ctr = self.ctr(fused).reshape(b, 1, 3, n).permute(0, 1, 3, 2)
         if not self.with_pose:
             return kp, seg, ctr
-        poses, status, labels = pose_ops.pose_from_votes(cloud[..., :3], kp, ctr, seg, self.model_kps)
+        poses, status, labels = pose_ops.pose_from_votes(cloud[..., :3], kp, ctr, seg, self.model_kps, self.bandwidth)
         return poses, status, labels
 
 
@@ -294,9 +296,9 @@ def scene_description(points_per_model: int = 1000) -> Dict[str, np.ndarray]:
                 class_names=np.array(ps.CLASSES))
 
 
-def export(model: ReducedPVN3D, path: str) -> None:
+def export(model: ReducedPVN3D, path: str, bandwidth: float) -> None:
     import pointrt
-    full = ReducedPVN3D(with_pose=True)
+    full = ReducedPVN3D(with_pose=True, bandwidth=bandwidth)
     full.load_state_dict(model.state_dict())
     full.eval()
     b = make_batch([10 ** 6], NUM_POINTS)
@@ -313,10 +315,16 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=1600, help="training frames (seeds 0 .. frames-1)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--bandwidth", type=float, default=0.04, help="MeanShift bandwidth (m) of the exported pose step")
+    ap.add_argument("--export-only", action="store_true", help="export the saved pose_demo.pt again and stop")
     ap.add_argument("--prepare-only", action="store_true", help="generate (and cache) the training data, then stop")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "demo_pose"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    if a.export_only:
+        model = ReducedPVN3D()
+        model.load_state_dict(torch.load(os.path.join(a.out, "pose_demo.pt")))
+        return export(model.eval(), os.path.join(a.out, "pose_demo.onnx"), a.bandwidth)
     wall = time.time()
     import tempfile
     with tempfile.TemporaryDirectory() as work:
@@ -325,7 +333,8 @@ def main() -> None:
         model, facts = train(a.minutes, a.budget == "cpu", a.threads, a.frames, a.batch, a.seed, work)
     torch.save(model.state_dict(), os.path.join(a.out, "pose_demo.pt"))
     np.savez(os.path.join(a.out, "scene.npz"), **scene_description())
-    export(model, os.path.join(a.out, "pose_demo.onnx"))
+    export(model, os.path.join(a.out, "pose_demo.onnx"), a.bandwidth)
+    facts["bandwidth"] = a.bandwidth
     write_training_record(a.out, facts, wall, sys.argv)
 
 

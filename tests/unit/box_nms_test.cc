@@ -134,7 +134,7 @@ TEST(BoxNMS, Errors) {
                          {{"boxes", make_tensor<float>({1, 2, 6}, std::vector<float>(12))}, {"scores", scores}},
                          {"num", "b", "s", "l"}, nullptr);
       },
-      {"node_under_test", "'boxes'", "D >= 7"});
+      {"node0", "'boxes'", "D >= 7"});
   expect_error_with(
       [&] {
         run_pointrt_node("BoxNMS",
@@ -144,14 +144,14 @@ TEST(BoxNMS, Errors) {
                           {"count", make_tensor<int32_t>({1}, {3})}},
                          {"num", "b", "s", "l"}, nullptr);
       },
-      {"node_under_test", "'count'", "count 3", "K = 2"});
+      {"node0", "'count'", "count 3", "K = 2"});
   expect_error_with(
       [&] {
         run_pointrt_node(
             "BoxNMS", {{"boxes", make_tensor<float>({1, 2, 7}, std::vector<float>(14))}, {"scores", scores}},
             {"num", "b", "s", "l"}, [](onnx::NodeProto& n) { ModelBuilder::attr_string(n, "mode", "circle"); });
       },
-      {"node_under_test", "min_radius"});
+      {"node0", "min_radius"});
   expect_error_with(
       [&] {
         run_pointrt_node("BoxNMS",
@@ -159,5 +159,5 @@ TEST(BoxNMS, Errors) {
                           {"scores", make_tensor<float>({1, 3}, {1, 1, 1})}},
                          {"num", "b", "s", "l"}, nullptr);
       },
-      {"node_under_test", "'scores'", "[1, 2]"});
+      {"node0", "'scores'", "[1, 2]"});
 }

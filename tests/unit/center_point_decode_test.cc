@@ -167,7 +167,7 @@ TEST(CenterPointDecode, SessionAndErrors) {
                           in("rotation", 2, m.rot)},
                          {"boxes", "scores", "labels", "count"}, attrs);
       },
-      {"node_under_test", "'size'", "[1, 3, 8, 8]", "[1, 2, 8, 8]"});
+      {"node0", "'size'", "[1, 3, 8, 8]", "[1, 2, 8, 8]"});
   expect_error_with(
       [&] {
         run_pointrt_node("CenterPointDecode",
@@ -178,5 +178,5 @@ TEST(CenterPointDecode, SessionAndErrors) {
                            ModelBuilder::attr_int(n, "peak_kernel", 2);
                          });
       },
-      {"node_under_test", "peak_kernel", "odd"});
+      {"node0", "peak_kernel", "odd"});
 }

@@ -69,7 +69,7 @@ TEST(InstanceReduce, SessionAndErrors) {
                           {"labels", make_tensor<int32_t>({1, 3}, {0, 2, 1})}},
                          {"reduced"}, attrs);
       },
-      {"node_under_test", "'labels'", "label 2 at [0, 1]"});
+      {"node0", "'labels'", "label 2 at [0, 1]"});
   expect_error_with(
       [&] {
         run_pointrt_node("InstanceReduce",
@@ -77,7 +77,7 @@ TEST(InstanceReduce, SessionAndErrors) {
                           {"labels", make_tensor<float>({1, 3}, std::vector<float>(3))}},
                          {"reduced"}, attrs);
       },
-      {"node_under_test", "'labels'", "float32", "int32 or int64"});
+      {"node0", "'labels'", "float32", "int32 or int64"});
   expect_error_with(
       [&] {
         run_pointrt_node("InstanceReduce",
@@ -88,5 +88,5 @@ TEST(InstanceReduce, SessionAndErrors) {
                            ModelBuilder::attr_string(n, "reduction", "max");
                          });
       },
-      {"node_under_test", "reduction", "'max'"});
+      {"node0", "reduction", "'max'"});
 }

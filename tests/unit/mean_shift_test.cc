@@ -206,14 +206,14 @@ TEST(MeanShift, SessionAndErrors) {
         run_pointrt_node("MeanShift", {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 50}, labels)}},
                          {"modes"}, set(3, 0.08f));
       },
-      {"node_under_test", "'labels'", "label 3 at [0, 7]", "num_instances = 3"});
+      {"node0", "'labels'", "label 3 at [0, 7]", "num_instances = 3"});
   expect_error_with(
       [&] {
         run_pointrt_node("MeanShift",
                          {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 49}, std::vector<int32_t>(49))}},
                          {"modes"}, set(3, 0.08f));
       },
-      {"node_under_test", "'labels'", "[1, 50]"});
+      {"node0", "'labels'", "[1, 50]"});
   expect_error_with(
       [&] {
         run_pointrt_node("MeanShift",
@@ -221,14 +221,14 @@ TEST(MeanShift, SessionAndErrors) {
                           {"labels", make_tensor<int32_t>({1, 50}, std::vector<int32_t>(50))}},
                          {"modes"}, set(3, 0.08f));
       },
-      {"node_under_test", "'votes'", "rank 4"});
+      {"node0", "'votes'", "rank 4"});
   expect_error_with(
       [&] {
         run_pointrt_node("MeanShift",
                          {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 50}, std::vector<int32_t>(50))}},
                          {"modes"}, set(3, 0.f));
       },
-      {"node_under_test", "bandwidth"});
+      {"node0", "bandwidth"});
   expect_error_with(
       [&] {
         run_pointrt_node("MeanShift",
@@ -238,5 +238,5 @@ TEST(MeanShift, SessionAndErrors) {
                            ModelBuilder::attr_int(n, "filter_vote", 2);
                          });
       },
-      {"node_under_test", "filter_vote", "K = 2"});
+      {"node0", "filter_vote", "K = 2"});
 }

@@ -179,7 +179,7 @@ TEST(RigidFit, SessionBroadcastsTheSourceAndChecksInput) {
                           {"target", make_tensor<float>({b, c, p, 3}, dst)}},
                          {"pose"}, nullptr);
       },
-      {"node_under_test", "'source'", "[3, 6, 3]", "last dimensions"});
+      {"node0", "'source'", "[3, 6, 3]", "last dimensions"});
   std::vector<float> w(static_cast<size_t>(b * c * p), 1.f);
   w[4] = -1.f;
   expect_error_with(
@@ -190,7 +190,7 @@ TEST(RigidFit, SessionBroadcastsTheSourceAndChecksInput) {
                           {"weight", make_tensor<float>({b, c, p}, w)}},
                          {"pose"}, nullptr);
       },
-      {"node_under_test", "'weight'", "-1", "flat index 4"});
+      {"node0", "'weight'", "-1", "flat index 4"});
   expect_error_with(
       [&] {
         run_pointrt_node("RigidFit",
@@ -199,7 +199,7 @@ TEST(RigidFit, SessionBroadcastsTheSourceAndChecksInput) {
                           {"weight", make_tensor<float>({b, c}, std::vector<float>(b * c, 1.f))}},
                          {"pose"}, nullptr);
       },
-      {"node_under_test", "'weight'", "[2, 3, 5]"});
+      {"node0", "'weight'", "[2, 3, 5]"});
   expect_error_with(
       [&] {
         run_pointrt_node("RigidFit",
@@ -207,5 +207,5 @@ TEST(RigidFit, SessionBroadcastsTheSourceAndChecksInput) {
                           {"target", make_tensor<float>({b, c, p, 3}, dst)}},
                          {"pose"}, nullptr);
       },
-      {"node_under_test", "'source'", "[..., P, 3]"});
+      {"node0", "'source'", "[..., P, 3]"});
 }
