@@ -208,8 +208,8 @@ std::vector<ClassMatches> evaluate_detections(const std::map<std::string, Tensor
   return result;
 }
 
-void print_evaluation(const std::map<std::string, Tensor>& outputs, const std::string& gt_file, double iou_threshold,
-                      const std::vector<std::string>& names, std::ostream& os) {
+nlohmann::json print_evaluation(const std::map<std::string, Tensor>& outputs, const std::string& gt_file,
+                                double iou_threshold, const std::vector<std::string>& names, std::ostream& os) {
   std::vector<std::string> output_names;
   for (const auto& [k, v] : outputs) output_names.push_back(k);
   const Arrays gt = read_npz(gt_file);
@@ -217,6 +217,7 @@ void print_evaluation(const std::map<std::string, Tensor>& outputs, const std::s
     return c >= 0 && c < static_cast<int64_t>(names.size()) ? names[c] : str_cat("class ", c);
   };
   os << std::fixed << std::setprecision(4);
+  nlohmann::json rows = nlohmann::json::array();
   switch (pipeline_kind(output_names)) {
     case PipelineKind::kPose: {
       int passed = 0;
@@ -227,21 +228,37 @@ void print_evaluation(const std::map<std::string, Tensor>& outputs, const std::s
         os << "eval " << name(r.cls) << ": " << (r.found ? "" : "no pose; ") << "ADD " << r.add * 1000 << " mm, ADD-S "
            << r.add_s * 1000 << " mm, diameter " << r.diameter * 1000 << " mm -> "
            << (pass ? "ADD-S < 10% of the diameter" : "ADD-S >= 10% of the diameter") << "\n";
+        // JSON has no infinity: a missing pose has null distances.
+        auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        rows.push_back({{"class", r.cls},
+                        {"name", name(r.cls)},
+                        {"found", r.found},
+                        {"add_m", finite(r.add)},
+                        {"add_s_m", finite(r.add_s)},
+                        {"diameter_m", r.diameter},
+                        {"under_10_percent", pass}});
       }
       os << "eval: " << passed << "/" << records.size() << " objects with ADD-S under 10% of their diameter\n";
-      return;
+      return {{"kind", "pose"}, {"objects", rows}, {"passed", passed}};
     }
     case PipelineKind::kDetector: {
-      for (const auto& m : evaluate_detections(outputs, gt, gt_file, iou_threshold))
+      for (const auto& m : evaluate_detections(outputs, gt, gt_file, iou_threshold)) {
         os << "eval " << name(m.cls) << ": " << m.tp << " matched, " << m.fp << " false, " << m.fn
            << " missed at 3D IoU " << iou_threshold << "; AP (this scan) " << m.ap << "\n";
-      return;
+        rows.push_back({{"class", m.cls},
+                        {"name", name(m.cls)},
+                        {"matched", m.tp},
+                        {"false", m.fp},
+                        {"missed", m.fn},
+                        {"ap", std::isfinite(m.ap) ? nlohmann::json(m.ap) : nlohmann::json(nullptr)}});
+      }
+      return {{"kind", "detector"}, {"iou", iou_threshold}, {"classes", rows}};
     }
-    case PipelineKind::kNone:
-      fail(
-          "--eval: the model's outputs are neither a pose model's ('poses') nor a detector's ('num_detections', "
-          "'boxes', 'scores', 'labels'); see docs/pipelines.md");
+    case PipelineKind::kNone: break;
   }
+  fail(
+      "--eval: the model's outputs are neither a pose model's ('poses') nor a detector's ('num_detections', "
+      "'boxes', 'scores', 'labels'); see docs/pipelines.md");
 }
 
 }  // namespace pipelines

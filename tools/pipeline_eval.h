@@ -13,6 +13,7 @@
 
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,9 @@ std::vector<ClassMatches> evaluate_detections(const std::map<std::string, Tensor
                                               const std::string& gt_file, double iou_threshold);
 
 /// Evaluates and prints one line per object or class; `names` labels classes (may be empty).
-void print_evaluation(const std::map<std::string, Tensor>& outputs, const std::string& gt_file, double iou_threshold,
-                      const std::vector<std::string>& names, std::ostream& os);
+/// Returns the same as JSON (`run --json`): kind, and per object or class its numbers.
+nlohmann::json print_evaluation(const std::map<std::string, Tensor>& outputs, const std::string& gt_file,
+                                double iou_threshold, const std::vector<std::string>& names, std::ostream& os);
 
 }  // namespace pipelines
 }  // namespace pointrt

@@ -1,5 +1,6 @@
 """pointrt.metrics (ADD, ADD-S, AUC, box IoU, AP) on hand-checked cases, and `pointrt run --eval`
 / `--render` (the C++ metrics) agreeing with them on files whose outputs are constants."""
+import json
 import os
 import re
 import subprocess
@@ -124,3 +125,17 @@ def test_cli_detection_eval_and_render(tmp_path):
     want = metrics.detection_ap(scans, [0, 1])
     assert float(car.group(4)) == pytest.approx(want[0], abs=1e-4)
     assert float(ped.group(4)) == pytest.approx(want[1], abs=1e-4)
+    # --json - (cli_common.h): the same numbers as JSON on stdout, the text on stderr.
+    js = json.loads(run_cli("run", tmp_path / "d.onnx", "--input", f"points={tmp_path / 'pts.npy'}", "--eval",
+                            tmp_path / "gt.npz", "--json", "-"))
+    rows = {r["class"]: r for r in js["eval"]["classes"]}
+    assert js["eval"]["kind"] == "detector" and (rows[0]["matched"], rows[0]["false"], rows[0]["missed"]) == (1, 1, 1)
+    assert rows[1]["ap"] == pytest.approx(want[1], abs=1e-4)
+
+
+def test_cli_eval_of_a_model_that_is_no_pipeline_is_one_error_line(tmp_path):
+    constant_model(tmp_path / "c.onnx", {"logits": np.zeros((1, 3), np.float32)})
+    np.savez(tmp_path / "gt.npz", gt_boxes=np.zeros((0, 7), np.float32), gt_labels=np.zeros(0, np.int64))
+    out = subprocess.run([CLI, "run", str(tmp_path / "c.onnx"), "--eval", str(tmp_path / "gt.npz")],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: --eval: the model's outputs are neither")
