@@ -18,6 +18,7 @@
 #include "graph/onnx_import.h"
 #include "io/npy.h"
 #include "ops/kernel.h"
+#include "runtime/prepare.h"
 #include "tools/cli_inputs.h"
 
 using namespace pointrt;
@@ -26,7 +27,33 @@ namespace {
 
 std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
-int cmd_inspect(const std::string& path) {
+// The prepare passes in order, run on a copy of the model's graph: what each changed.
+void print_passes(const detail::ModelImpl& m) {
+  std::vector<GraphPass> passes = prepare_passes(SessionOptions{}, m.path);
+  Graph g = m.graph;
+  std::vector<PassReport> reports;
+  std::cout << "prepare passes (" << m.graph.nodes.size() << " nodes before):\n";
+  std::string error;
+  try {
+    run_passes(g, passes, &reports);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  for (size_t i = 0; i < passes.size(); ++i) {
+    std::cout << "  " << std::setw(2) << i + 1 << ". " << std::left << std::setw(22) << passes[i].name << std::right;
+    if (i < reports.size())
+      std::cout << (reports[i].changed ? "changed" : "no change") << ", " << reports[i].nodes_after << " nodes, "
+                << std::fixed << std::setprecision(2) << reports[i].milliseconds << " ms";
+    else
+      std::cout << (i == reports.size() ? "FAILED (below)" : "not run");
+    std::cout << "  (" << passes[i].description << ")\n";
+  }
+  if (!error.empty()) std::cout << "  " << error << "\n";
+  std::cout << "then: the executor builds one kernel per node (packed weights), value lifetimes, and releases "
+               "constants kept only as packed copies\n";
+}
+
+int cmd_inspect(const std::string& path, bool passes) {
   Model model = Model::load(path);
   const auto& m = *model.impl();
   std::cout << "model: " << path << "\n";
@@ -88,6 +115,7 @@ int cmd_inspect(const std::string& path) {
     std::cout << "unsupported: " << unsupported.size() << " node(s)\n";
     for (const auto& u : unsupported) std::cout << "  " << u << "\n";
   }
+  if (passes) print_passes(m);
   return unsupported.empty() ? 0 : 3;
 }
 
@@ -296,6 +324,8 @@ int main(int argc, char** argv) {
 
   auto* inspect = app.add_subcommand("inspect", "inputs/outputs, opsets, operator histogram, unsupported nodes");
   inspect->add_option("model", model_path, "ONNX file")->required();
+  bool show_passes = false;
+  inspect->add_flag("--passes", show_passes, "list the prepare passes in order and what each changed in this model");
 
   auto* list_ops = app.add_subcommand("list-ops", "every supported (domain, operator, opset range)");
   bool markdown = false;
@@ -344,7 +374,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*inspect) return cmd_inspect(model_path);
+    if (*inspect) return cmd_inspect(model_path, show_passes);
     if (*list_ops) return cmd_list_ops(markdown);
     if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
     if (*bench)

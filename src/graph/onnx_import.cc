@@ -23,11 +23,6 @@ namespace pointrt {
 
 namespace {
 
-std::vector<ForeignImporter>& foreign_importers() {
-  static std::vector<ForeignImporter> list;
-  return list;
-}
-
 DType dtype_from_proto(int32_t t, const std::string& where) {
   switch (t) {
     case onnx::TensorProto::FLOAT:
@@ -189,8 +184,6 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
 }
 
 }  // namespace
-
-void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& where_in) {
   std::string where = where_in + " tensor '" + p.name() + "'";
@@ -448,7 +441,7 @@ void topological_sort(Graph& g, const std::string& file) {
 }  // namespace
 
 std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,
-                                               const std::string& file) {
+                                               const std::string& file, const std::vector<ForeignImporter>& importers) {
   if (size == 0) fail(file, ": the model file is empty");
   if (size > static_cast<size_t>(INT32_MAX))
     fail(file, ": the model protobuf is ", size, " bytes; files over 2 GB must keep their weights as external data");
@@ -462,7 +455,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   impl->path = file;
   impl->ir_version = proto.ir_version();
   impl->producer = proto.producer_name();
-  for (auto importer : foreign_importers())
+  for (auto importer : importers)
     if (importer(proto, impl->import_notes)) break;
 
   // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not

@@ -1,9 +1,6 @@
 #include "ops/kernel.h"
 
 #include <algorithm>
-#include <mutex>
-
-#include "ops/families.h"
 
 namespace pointrt {
 
@@ -34,7 +31,7 @@ Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
   for (int64_t d : shape)
     if (d < 0) fail(where(), ": output ", i, " would have a negative dimension ", shape_to_string(shape));
-  outputs_[i] = allocator_.allocate(dtype, shape);
+  outputs_[i] = run_->allocator().allocate(dtype, shape);
   return outputs_[i];
 }
 
@@ -71,26 +68,6 @@ std::vector<const OpEntry*> OpTable::find_all(const std::string& domain, const s
   if (it != index_.end())
     for (size_t idx : it->second) r.push_back(&entries_[idx]);
   return r;
-}
-
-const OpTable& op_table() {
-  static const OpTable table = [] {
-    OpTable t;
-    register_onnx_elementwise(t);
-    register_onnx_tensor(t);
-    register_onnx_reduce(t);
-    register_onnx_nn(t);
-    register_onnx_image(t);
-    register_pointnet2(t);
-    register_sparse(t);
-    return t;
-  }();
-  return table;
-}
-
-std::vector<NamedPass>& graph_passes() {
-  static std::vector<NamedPass> passes;
-  return passes;
 }
 
 std::vector<OpSupport> supported_ops() {
