@@ -117,6 +117,12 @@ class KernelContext {
   const RunContext& run_context() const { return *run_; }
   /// The values of the running plan (the enclosing scope of a subgraph); null outside the executor.
   const Frame* frame() const { return frame_; }
+  /// This context with other input tensors (same node, outputs, run and frame): lets a kernel of
+  /// an older operator version run the newer version's kernel on adapted inputs. Must not
+  /// outlive this context.
+  KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
+    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_);
+  }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
   /// Record `ms` spent in `phase` of this node (no-op unless profiling).

@@ -283,11 +283,16 @@ KernelFactory where_factory() {
 }
 
 // PRelu: y = x < 0 ? slope * x : x, slope broadcast to X's shape (unidirectionally).
-KernelFactory prelu_factory() {
-  return [](const KernelInit&) {
-    return make_function_kernel([](KernelContext& ctx) {
+KernelFactory prelu_factory(bool per_channel_slope) {
+  return [per_channel_slope](const KernelInit&) {
+    return make_function_kernel([per_channel_slope](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
-      const Tensor& s = ctx.input(1);
+      Tensor s = ctx.input(1);
+      if (per_channel_slope && s.rank() == 1 && x.rank() > 2 && s.numel() > 1 && s.dim(0) == x.dim(1)) {
+        Shape per_channel(x.rank() - 1, 1);
+        per_channel[0] = s.dim(0);
+        s = s.reshaped(per_channel);
+      }
       require_same_dtype(ctx, x, s, 0, 1);
       const Shape out_shape =
           bcast::broadcast_shape({&x.shape(), &s.shape()}, ctx.where(), {"input 0 (X)", "input 1 (slope)"});

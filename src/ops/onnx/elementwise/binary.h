@@ -1,6 +1,6 @@
 // Per-element maths of the binary, variadic and ternary elementwise operators. All use numpy
 // multidirectional broadcasting (bcast::broadcast_shape), except PRelu whose slope broadcasts
-// unidirectionally to X.
+// unidirectionally to X (before opset 7: a 1-D slope of X.dim(1) values applies per channel).
 //
 // Rules worth writing down:
 //  - Integer Add/Sub/Mul wrap on overflow (numpy); no signed-overflow UB.

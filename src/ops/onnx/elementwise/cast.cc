@@ -1,6 +1,8 @@
 // Cast kernel.
 #include "ops/onnx/elementwise/cast.h"
 
+#include <iterator>
+
 namespace pointrt {
 namespace ew {
 namespace {
@@ -23,11 +25,28 @@ const char* onnx_type_name(int64_t code) {
   }
 }
 
+// Cast-1..5 name the target type as a string: TensorProto.DataType's enum names.
+int64_t type_code_from_name(const std::string& name, const std::string& where) {
+  static const char* const kNames[] = {"UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
+                                       "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
+                                       "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+  for (int64_t code = 1; code < static_cast<int64_t>(std::size(kNames)); ++code)
+    if (name == kNames[code]) return code;
+  fail(where, ": attribute 'to' is '", name, "', not a TensorProto data type name (\"FLOAT\", \"INT64\", ...)");
+}
+
+int64_t target_type_code(const KernelInit& init) {
+  auto it = init.attrs().items.find("to");
+  if (it != init.attrs().items.end() && it->second.kind == Attribute::Kind::kString)
+    return type_code_from_name(it->second.s, init.where());
+  return init.attrs().get_int("to");
+}
+
 }  // namespace
 
 KernelFactory cast_factory() {
   return [](const KernelInit& init) {
-    const int64_t to_code = init.attrs().get_int("to");
+    const int64_t to_code = target_type_code(init);
     const DType to = static_cast<DType>(to_code);
     const bool known = to_code >= 1 && to_code <= 13 && to_code != 8;
     if (!known || !castable(to))

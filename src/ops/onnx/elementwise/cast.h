@@ -1,4 +1,5 @@
-// Cast between every numeric type, bool and float16 (ONNX Cast, opsets 7-21).
+// Cast between every numeric type, bool and float16 (ONNX Cast, opsets 1-21; before opset 6 the
+// `to` attribute is a type name string such as "FLOAT").
 //  - Casting to the input's own type returns the input without a copy.
 //  - float -> integer truncates toward zero (a C cast) for values in range; NaN -> 0 and values
 //    beyond the target's range saturate (ew::convert; a C cast is UB there). Anything -> bool is

@@ -31,10 +31,17 @@ void training_dropout(KernelContext& ctx, const Tensor& x, double ratio, uint32_
     T* out = y.data_as<T>();
     for (int64_t i = 0; i < n; ++i) out[i] = keep[i] ? static_cast<T>(in[i] * scale) : T(0);
   });
-  if (ctx.num_outputs() > 1) {
-    if (!mask_is_bool) fail(ctx.where(), ": training mode with a non-bool mask output is not supported");
-    Tensor& m = ctx.output(1, DType::kBool, x.shape());
-    std::copy(keep.begin(), keep.end(), m.data_as<uint8_t>());
+  if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) {
+    if (mask_is_bool) {
+      Tensor& m = ctx.output(1, DType::kBool, x.shape());
+      std::copy(keep.begin(), keep.end(), m.data_as<uint8_t>());
+      return;
+    }
+    Tensor& m = ctx.output(1, x.dtype(), x.shape());  // opset < 10: 1 kept, 0 dropped, in x's type
+    dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      using T = decltype(tag);
+      std::copy(keep.begin(), keep.end(), m.data_as<T>());
+    });
   }
 }
 }  // namespace
@@ -49,8 +56,17 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
   return [=](const KernelInit& init) {
     const bool has_seed = init.attrs().has("seed");
     const uint32_t seed = static_cast<uint32_t>(init.attrs().get_int("seed", 0));
+    // Before opset 7, is_test = 0 (the default) means training: drop with the `ratio` attribute.
+    const bool legacy_training = init.opset() < 7 && init.attrs().get_int("is_test", 0) == 0;
+    const double legacy_ratio = init.attrs().get_float("ratio", 0.5f);
+    if (legacy_training && (legacy_ratio < 0 || legacy_ratio >= 1))
+      fail(init.where(), ": attribute 'ratio' must be in [0, 1), got ", legacy_ratio);
     return make_function_kernel([=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
+      if (legacy_training && legacy_ratio != 0) {
+        training_dropout(ctx, x, legacy_ratio, std::random_device{}(), mask_is_bool);
+        return;
+      }
       if (ratio_and_mode_are_inputs && ctx.has_input(2)) {
         const Tensor& mode = ctx.input(2);
         if (mode.dtype() != DType::kBool || mode.numel() != 1)

@@ -202,12 +202,14 @@ KernelFactory pow_factory(bool mixed_types);
 enum class VariadicOp { kMax, kMin, kSum, kMean };
 KernelFactory variadic_factory(VariadicOp op);
 KernelFactory where_factory();
-KernelFactory prelu_factory();
+/// PRelu; `per_channel_slope` (opset < 7): a 1-D slope of X.dim(1) values applies per channel.
+KernelFactory prelu_factory(bool per_channel_slope = false);
 
 KernelFactory cast_factory();
 KernelFactory identity_factory();
-/// Dropout in inference. `mask_is_bool` (opset >= 10; before, the mask has the input's type);
-/// `ratio_and_mode_are_inputs` (opset >= 12).
+/// Dropout. `mask_is_bool` (opset >= 10; before, the mask has the input's type);
+/// `ratio_and_mode_are_inputs` (opset >= 12). Before opset 7 the `is_test` attribute selects
+/// training (0, the default) or inference (1).
 KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs);
 
 }  // namespace ew

@@ -1,9 +1,12 @@
-// Operator table rows of the ONNX elementwise family (opsets 7-21; a row reaches below 7 when
-// the schema version in force at opset 7 already applied there, e.g. Elu-6, Not-1). Rows are split where an
+// Operator table rows of the ONNX elementwise family (opsets 1-21). Rows are split where an
 // operator's semantics or its type list changed; each row declares exactly the element types
-// of its typed input that the kernel supports (float16 is computed in float32).
+// of its typed input that the kernel supports (float16 is computed in float32). Version 1 of
+// the unary operators differs from version 6 only by the ignored `consumed_inputs` attribute;
+// binary operators before opset 7 broadcast the legacy way (`broadcast`/`axis` attributes,
+// ops/version_adapter.h).
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
+#include "ops/version_adapter.h"
 
 namespace pointrt {
 namespace {
@@ -31,32 +34,35 @@ Family register_onnx_elementwise() {
     t.add({"", op, since, until, types, unary_factory(u)});
   };
   // Unary maths.
+  unary("Abs", 1, 5, F, UnaryOp::kAbs);
   unary("Abs", 6, 21, N, UnaryOp::kAbs);
+  unary("Neg", 1, 5, F, UnaryOp::kNeg);
   unary("Neg", 6, 21, S, UnaryOp::kNeg);
   unary("Sign", 9, 21, N, UnaryOp::kSign);
-  unary("Ceil", 6, 21, F, UnaryOp::kCeil);
-  unary("Floor", 6, 21, F, UnaryOp::kFloor);
+  unary("Ceil", 1, 21, F, UnaryOp::kCeil);
+  unary("Floor", 1, 21, F, UnaryOp::kFloor);
   unary("Round", 11, 21, F, UnaryOp::kRound);
-  unary("Exp", 6, 21, F, UnaryOp::kExp);
-  unary("Log", 6, 21, F, UnaryOp::kLog);
-  unary("Sqrt", 6, 21, F, UnaryOp::kSqrt);
-  unary("Reciprocal", 6, 21, F, UnaryOp::kReciprocal);
-  unary("Sigmoid", 6, 21, F, UnaryOp::kSigmoid);
-  unary("Tanh", 6, 21, F, UnaryOp::kTanh);
+  unary("Exp", 1, 21, F, UnaryOp::kExp);
+  unary("Log", 1, 21, F, UnaryOp::kLog);
+  unary("Sqrt", 1, 21, F, UnaryOp::kSqrt);
+  unary("Reciprocal", 1, 21, F, UnaryOp::kReciprocal);
+  unary("Sigmoid", 1, 21, F, UnaryOp::kSigmoid);
+  unary("Tanh", 1, 21, F, UnaryOp::kTanh);
   unary("Sin", 7, 21, F, UnaryOp::kSin);
   unary("Cos", 7, 21, F, UnaryOp::kCos);
   unary("Erf", 9, 21, F, UnaryOp::kErf);
   // Activations.
   unary("Softplus", 1, 21, F, UnaryOp::kSoftplus);
-  unary("Relu", 6, 13, F, UnaryOp::kRelu);
+  unary("Relu", 1, 13, F, UnaryOp::kRelu);
   unary("Relu", 14, 21, plus(F, kSignedInts), UnaryOp::kRelu);  // opset 14 added signed integers
-  unary("LeakyRelu", 6, 21, F, UnaryOp::kLeakyRelu);
-  unary("Elu", 6, 21, F, UnaryOp::kElu);
-  unary("HardSigmoid", 6, 21, F, UnaryOp::kHardSigmoid);
+  unary("LeakyRelu", 1, 21, F, UnaryOp::kLeakyRelu);
+  unary("Elu", 1, 21, F, UnaryOp::kElu);
+  unary("HardSigmoid", 1, 21, F, UnaryOp::kHardSigmoid);
   unary("HardSwish", 14, 21, F, UnaryOp::kHardSwish);
-  t.add({"", "Clip", 6, 10, F, clip_factory(false), "min/max attributes"});
+  t.add({"", "Clip", 1, 10, F, clip_factory(false), "min/max attributes"});
   t.add({"", "Clip", 11, 11, F, clip_factory(true), "min/max optional inputs"});
   t.add({"", "Clip", 12, 21, N, clip_factory(true), "min/max optional inputs; integer types"});
+  t.add({"", "PRelu", 1, 6, F, prelu_factory(true), "slope of size 1 or one per channel (axis 1)"});
   t.add({"", "PRelu", 7, 8, F, prelu_factory()});
   t.add({"", "PRelu", 9, 21, plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}), prelu_factory()});
   // Predicates and logic.
@@ -65,19 +71,25 @@ Family register_onnx_elementwise() {
   t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
   t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
   // Pass-through.
-  t.add({"", "Identity", 7, 21, A, identity_factory(), "aliases its input (no copy)"});
+  t.add({"", "Identity", 1, 21, A, identity_factory(), "aliases its input (no copy)"});
+  t.add({"", "Dropout", 1, 6, F, dropout_factory(false, false),
+         "is_test = 0 (the default) drops at random, is_test = 1 is identity; mask of the input's type"});
   t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
   t.add({"", "Dropout", 10, 11, F, dropout_factory(true, false), "inference: identity; bool mask"});
   t.add(
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
-  t.add({"", "Cast", 7, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
+  t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
+  t.add({"", "Cast", 6, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
   for (auto [op, b] :
        {std::pair{"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}}) {
+    t.add({"", op, 1, 5, F, legacy_broadcast_factory(binary_factory(b)), "legacy broadcast/axis attributes"});
+    t.add({"", op, 6, 6, kArith7, legacy_broadcast_factory(binary_factory(b)), "legacy broadcast/axis attributes"});
     t.add({"", op, 7, 13, kArith7, binary_factory(b)});
     t.add({"", op, 14, 21, N, binary_factory(b), "opset 14 added 8/16-bit integers"});
   }
+  t.add({"", "Pow", 1, 6, F, legacy_broadcast_factory(pow_factory(false)), "legacy broadcast/axis attributes"});
   t.add({"", "Pow", 7, 11, F, pow_factory(false), "exponent of the base's type"});
   t.add({"",
          "Pow",
@@ -88,24 +100,37 @@ Family register_onnx_elementwise() {
          "any numeric exponent type"});
   t.add({"", "Mod", 10, 21, N, binary_factory(BinaryOp::kMod)});
   // Comparisons (bool output).
+  const char* kLegacy = "legacy broadcast/axis attributes";
+  t.add({"",
+         "Equal",
+         1,
+         6,
+         {DType::kBool, DType::kInt32, DType::kInt64},
+         legacy_broadcast_factory(binary_factory(BinaryOp::kEqual)),
+         kLegacy});
   t.add({"", "Equal", 7, 10, {DType::kBool, DType::kInt32, DType::kInt64}, binary_factory(BinaryOp::kEqual)});
   t.add({"", "Equal", 11, 21, A, binary_factory(BinaryOp::kEqual), "no string"});
+  t.add({"", "Greater", 1, 6, F, legacy_broadcast_factory(binary_factory(BinaryOp::kGreater)), kLegacy});
   t.add({"", "Greater", 7, 8, F, binary_factory(BinaryOp::kGreater)});
   t.add({"", "Greater", 9, 21, N, binary_factory(BinaryOp::kGreater)});
+  t.add({"", "Less", 1, 6, F, legacy_broadcast_factory(binary_factory(BinaryOp::kLess)), kLegacy});
   t.add({"", "Less", 7, 8, F, binary_factory(BinaryOp::kLess)});
   t.add({"", "Less", 9, 21, N, binary_factory(BinaryOp::kLess)});
   t.add({"", "GreaterOrEqual", 12, 21, N, binary_factory(BinaryOp::kGreaterOrEqual)});
   t.add({"", "LessOrEqual", 12, 21, N, binary_factory(BinaryOp::kLessOrEqual)});
+  t.add({"", "And", 1, 6, kBoolOnly, legacy_broadcast_factory(binary_factory(BinaryOp::kAnd)), kLegacy});
   t.add({"", "And", 7, 21, kBoolOnly, binary_factory(BinaryOp::kAnd)});
+  t.add({"", "Or", 1, 6, kBoolOnly, legacy_broadcast_factory(binary_factory(BinaryOp::kOr)), kLegacy});
   t.add({"", "Or", 7, 21, kBoolOnly, binary_factory(BinaryOp::kOr)});
+  t.add({"", "Xor", 1, 6, kBoolOnly, legacy_broadcast_factory(binary_factory(BinaryOp::kXor)), kLegacy});
   t.add({"", "Xor", 7, 21, kBoolOnly, binary_factory(BinaryOp::kXor)});
   // Variadic.
-  t.add({"", "Max", 6, 11, F, variadic_factory(VariadicOp::kMax)});
+  t.add({"", "Max", 1, 11, F, variadic_factory(VariadicOp::kMax)});
   t.add({"", "Max", 12, 21, N, variadic_factory(VariadicOp::kMax), "opset 12 added integers"});
-  t.add({"", "Min", 6, 11, F, variadic_factory(VariadicOp::kMin)});
+  t.add({"", "Min", 1, 11, F, variadic_factory(VariadicOp::kMin)});
   t.add({"", "Min", 12, 21, N, variadic_factory(VariadicOp::kMin), "opset 12 added integers"});
-  t.add({"", "Sum", 6, 21, F, variadic_factory(VariadicOp::kSum)});
-  t.add({"", "Mean", 6, 21, F, variadic_factory(VariadicOp::kMean)});
+  t.add({"", "Sum", 1, 21, F, variadic_factory(VariadicOp::kSum)});
+  t.add({"", "Mean", 1, 21, F, variadic_factory(VariadicOp::kMean)});
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
   return family;

@@ -659,7 +659,10 @@ std::unique_ptr<OpKernel> make_resize_kernel(const KernelInit& init) {
 std::unique_ptr<OpKernel> make_upsample_kernel(const KernelInit& init) {
   ResizeAttrs a = parse_upsample_attrs(init.attrs(), init.where());
   if (init.opset() < 9) {
-    std::vector<float> s = init.attrs().get_floats("scales");
+    // Upsample-1: 4-D NCHW input, height_scale / width_scale attributes.
+    std::vector<float> s = init.opset() < 7 ? std::vector<float>{1.f, 1.f, init.attrs().get_float("height_scale"),
+                                                                 init.attrs().get_float("width_scale")}
+                                            : init.attrs().get_floats("scales");
     Tensor t = Tensor::allocate(DType::kFloat32, {static_cast<int64_t>(s.size())});
     std::copy(s.begin(), s.end(), t.data_as<float>());
     return std::make_unique<ResizeKernel>(init, a, -1, -1, -1, t, "Upsample");

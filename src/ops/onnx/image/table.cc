@@ -18,6 +18,8 @@ Family register_onnx_image() {
   t.add({"", "Resize", 18, 18, resize_types(), make_resize_kernel, "adds antialias, axes, keep_aspect_ratio_policy"});
   t.add({"", "Resize", 19, 21, resize_types(), make_resize_kernel, "adds coordinate mode half_pixel_symmetric"});
   // Upsample: deprecated since opset 10 (use Resize); served for old models only.
+  t.add({"", "Upsample", 1, 6, resize_types(), make_upsample_kernel,
+         "DEPRECATED since opset 10; 4-D, height_scale/width_scale attributes; nearest|bilinear, asymmetric"});
   t.add({"", "Upsample", 7, 8, resize_types(), make_upsample_kernel,
          "DEPRECATED since opset 10; scales attribute; nearest|linear, asymmetric"});
   t.add({"", "Upsample", 9, 9, resize_types(), make_upsample_kernel,

@@ -40,7 +40,7 @@ class BatchNormKernel : public OpKernel {
     epsilon_ = a.get_float("epsilon", 1e-5f);
     // training_mode = 1 is valid ONNX (normalise with the batch's statistics) and runs as the
     // spec says; `pointrt inspect` warns about it, since a deployed model rarely means it.
-    training_ = init.opset() >= 14 && a.get_int("training_mode", 0) != 0;
+    training_ = batch_norm_trains(a, init.opset());
     momentum_ = a.get_float("momentum", 0.9f);
     spatial_ = init.opset() < 9 ? a.get_int("spatial", 1) != 0 : true;
     if (training_ && !spatial_) fail(where_, ": training mode with spatial = 0 is not supported");

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <set>
 
+#include "ops/onnx/nn/batchnorm.h"
 #include "ops/onnx/nn/dnnl_common.h"
 #include "ops/onnx/nn/nn_kernels.h"
 
@@ -98,7 +99,7 @@ bool fold_batch_norms(Graph& g) {
     if (!single_reader(u, y)) continue;
     Node& bn = g.nodes[u.readers[y][0].first];
     if (!is_onnx(bn, "BatchNormalization") || u.readers[y][0].second != 0 || bn.inputs.size() < 5) continue;
-    if (bn.opset >= 14 && bn.attrs.get_int("training_mode", 0) != 0) continue;  // the kernel reports it
+    if (batch_norm_trains(bn.attrs, bn.opset)) continue;  // batch statistics: nothing to fold
     if (bn.opset < 9 && bn.attrs.get_int("spatial", 1) == 0) continue;
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k)

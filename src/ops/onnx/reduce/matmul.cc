@@ -169,6 +169,8 @@ class GemmKernel : public OpKernel {
     trans_b_ = init.attrs().get_int("transB", 0) != 0;
     alpha_ = init.attrs().get_float("alpha", 1.0f);
     beta_ = init.attrs().get_float("beta", 1.0f);
+    // Before opset 7, C broadcasts only with broadcast = 1; otherwise it has the output's shape.
+    c_exact_ = init.opset() < 7 && init.attrs().get_int("broadcast", 0) == 0;
     const Tensor* b = init.constant_input(1);
     Shape a_shape;
     if (b && b->dtype() == DType::kFloat32 && b->rank() == 2 && alpha_ == 1.0f &&
@@ -196,6 +198,9 @@ class GemmKernel : public OpKernel {
     if (K != Kb)
       fail(ctx.where(), ": inner dimensions differ: A ", shape_to_string(a.shape()), (trans_a_ ? " (transposed)" : ""),
            " gives K = ", K, ", B ", shape_to_string(b.shape()), (trans_b_ ? " (transposed)" : ""), " gives K = ", Kb);
+    if (c && c_exact_ && c->shape() != Shape{M, N})
+      fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " must be the output's [", M, ", ", N,
+           "] (before opset 7 C broadcasts only with attribute broadcast = 1)");
     if (c && !broadcastable_to(c->shape(), {M, N}))
       fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " does not broadcast to the output [", M, ", ", N,
            "]");
@@ -210,7 +215,7 @@ class GemmKernel : public OpKernel {
   }
 
  private:
-  bool c_optional_;
+  bool c_optional_, c_exact_ = false;
   bool trans_a_ = false, trans_b_ = false;
   float alpha_ = 1, beta_ = 1;
   std::unique_ptr<PackedMatmul> packed_;

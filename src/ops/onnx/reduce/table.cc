@@ -97,7 +97,7 @@ void add_axis_op_rows(OpTable& t) {
 
 void add_normalization_rows(OpTable& t) {
   t.add({"", "LayerNormalization", 17, 21, kFloatTypes, make_layer_norm_kernel, "Mean/InvStdDev outputs in float32"});
-  t.add({"", "InstanceNormalization", 6, 21, kFloatTypes, make_instance_norm_kernel, ""});
+  t.add({"", "InstanceNormalization", 1, 21, kFloatTypes, make_instance_norm_kernel, ""});
 }
 
 void add_linear_algebra_rows(OpTable& t) {
@@ -106,6 +106,7 @@ void add_linear_algebra_rows(OpTable& t) {
   t.add({"", "MatMul", 13, 21, kReduceTypes, make_matmul_kernel, "numpy batching"});
   auto c_required = [](const KernelInit& i) { return make_gemm_kernel(i, false); };
   auto c_optional = [](const KernelInit& i) { return make_gemm_kernel(i, true); };
+  t.add({"", "Gemm", 1, 6, kFloatTypes, c_required, "C required; broadcasts only with broadcast = 1"});
   t.add({"", "Gemm", 7, 8, kFloatTypes, c_required, "C required, unidirectional broadcast"});
   t.add({"", "Gemm", 9, 10, kReduceTypes, c_required, "C required, integer types"});
   t.add({"", "Gemm", 11, 12, kReduceTypes, c_optional, "C optional"});

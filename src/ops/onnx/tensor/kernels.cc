@@ -23,7 +23,8 @@ void check_index_dtype(const Tensor& t, const std::string& where, const std::str
 }  // namespace
 
 std::unique_ptr<OpKernel> make_concat(const KernelInit& init) {
-  const int64_t axis_attr = init.attrs().get_int("axis");
+  // Concat-1..3: axis optional, default 1.
+  const int64_t axis_attr = init.opset() < 4 ? init.attrs().get_int("axis", 1) : init.attrs().get_int("axis");
   return make_function_kernel([=](KernelContext& ctx) {
     std::vector<const Tensor*> ins;
     for (size_t i = 0; i < ctx.num_inputs(); ++i) ins.push_back(&ctx.input(i));

@@ -1,8 +1,9 @@
-// Operator table rows of the ONNX tensor family (opsets 7..21). Rows are split where the
+// Operator table rows of the ONNX tensor family (opsets 1..21). Rows are split where the
 // semantics change (attributes that became inputs, new attributes or modes); each row's types
 // are those of its main input. Copy-type ops move bytes and serve every dtype (kCopyTypes).
 #include "ops/families.h"
 #include "ops/onnx/tensor/kernels.h"
+#include "ops/onnx/tensor/legacy.h"
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
@@ -16,52 +17,57 @@ Family register_onnx_tensor() {
     t.add({"", op, since, until, std::move(types), std::move(f), note, typed_input});
   };
 
-  row("Concat", 7, 10, C, make_concat, "axis attribute >= 0");
+  row("Concat", 1, 3, C, make_concat, "axis attribute >= 0, default 1");
+  row("Concat", 4, 10, C, make_concat, "axis attribute >= 0");
   row("Concat", 11, 21, C, make_concat, "negative axis allowed");
   row("ConstantOfShape", 9, 21, {DType::kInt64}, make_constant_of_shape, "value attribute, default float 0");
-  row("Constant", 7, 11, {}, make_constant, "value tensor attribute (importer folds it)", -1);
+  row("Constant", 1, 11, {}, make_constant, "value tensor attribute (importer folds it)", -1);
   row("Constant", 12, 21, {}, make_constant, "value / value_float(s) / value_int(s) attributes (importer folds it)",
       -1);
   row("Expand", 8, 21, C, make_expand, "bidirectional broadcast");
-  row("Flatten", 7, 10, C, make_flatten, "zero-copy");
+  row("Flatten", 1, 10, C, make_flatten, "zero-copy");
   row("Flatten", 11, 21, C, make_flatten, "zero-copy, negative axis");
-  row("Gather", 7, 10, C, make_gather, "");
+  row("Gather", 1, 10, C, make_gather, "");
   row("Gather", 11, 21, C, make_gather, "negative indices wrap");
   row("GatherElements", 11, 21, C, make_gather_elements, "");
   row("GatherND", 11, 11, C, make_gather_nd, "no batch_dims");
   row("GatherND", 12, 21, C, make_gather_nd, "batch_dims");
+  row("Reshape", 1, 4, C, make_reshape_v1, "shape attribute, zero-copy");
   row(
-      "Reshape", 7, 13, C, [](const KernelInit& i) { return make_reshape(i, false); }, "zero-copy, 0 copies the dim");
+      "Reshape", 5, 13, C, [](const KernelInit& i) { return make_reshape(i, false); }, "zero-copy, 0 copies the dim");
   row(
       "Reshape", 14, 21, C, [](const KernelInit& i) { return make_reshape(i, true); }, "zero-copy, allowzero");
   row(
-      "Shape", 7, 14, C, [](const KernelInit& i) { return make_shape(i, false); }, "int64");
+      "Shape", 1, 14, C, [](const KernelInit& i) { return make_shape(i, false); }, "int64");
   row(
       "Shape", 15, 21, C, [](const KernelInit& i) { return make_shape(i, true); }, "int64, start/end");
-  row("Size", 7, 21, C, make_size, "int64 scalar");
+  row("Size", 1, 21, C, make_size, "int64 scalar");
   row(
-      "Slice", 7, 9, C, [](const KernelInit& i) { return make_slice(i, false); }, "starts/ends/axes attributes");
+      "Slice", 1, 9, C, [](const KernelInit& i) { return make_slice(i, false); }, "starts/ends/axes attributes");
   row(
       "Slice", 10, 21, C, [](const KernelInit& i) { return make_slice(i, true); }, "inputs, negative steps");
+  row("Split", 1, 1, C, make_split_v1, "split input or attribute");
   row(
-      "Split", 7, 12, C, [](const KernelInit& i) { return make_split(i, false, false); }, "split attribute");
+      "Split", 2, 12, C, [](const KernelInit& i) { return make_split(i, false, false); }, "split attribute");
   row(
       "Split", 13, 17, C, [](const KernelInit& i) { return make_split(i, true, false); }, "split input");
   row(
       "Split", 18, 21, C, [](const KernelInit& i) { return make_split(i, true, true); },
       "num_outputs, uneven last chunk");
   row(
-      "Squeeze", 7, 12, C, [](const KernelInit& i) { return make_squeeze(i, false); }, "axes attribute, zero-copy");
+      "Squeeze", 1, 12, C, [](const KernelInit& i) { return make_squeeze(i, false); }, "axes attribute, zero-copy");
   row(
       "Squeeze", 13, 21, C, [](const KernelInit& i) { return make_squeeze(i, true); }, "axes input, zero-copy");
   row(
-      "Unsqueeze", 7, 12, C, [](const KernelInit& i) { return make_unsqueeze(i, false); }, "axes attribute, zero-copy");
+      "Unsqueeze", 1, 12, C, [](const KernelInit& i) { return make_unsqueeze(i, false); }, "axes attribute, zero-copy");
   row(
       "Unsqueeze", 13, 21, C, [](const KernelInit& i) { return make_unsqueeze(i, true); }, "axes input, zero-copy");
-  row("Tile", 7, 21, C, make_tile, "");
-  row("Transpose", 7, 21, C, make_transpose, "tiled 2D fast path");
+  row("Tile", 1, 5, C, make_tile_v1, "tiles and axis scalar inputs");
+  row("Tile", 6, 21, C, make_tile, "");
+  row("Transpose", 1, 21, C, make_transpose, "tiled 2D fast path");
+  row("Pad", 1, 1, C, make_pad_v1, "paddings/value attributes");
   row(
-      "Pad", 7, 10, C, [](const KernelInit& i) { return make_pad(i, false, false, false); }, "pads/value attributes");
+      "Pad", 2, 10, C, [](const KernelInit& i) { return make_pad(i, false, false, false); }, "pads/value attributes");
   row(
       "Pad", 11, 17, C, [](const KernelInit& i) { return make_pad(i, true, false, false); },
       "pads/constant_value inputs");
