@@ -62,12 +62,27 @@ py::array to_numpy(const Tensor& t) {
   return py::array(numpy_dtype(t.dtype()), shape, {}, holder->data(), owner);
 }
 
+// A tensor that shares a C-contiguous copy-free view of `obj` and keeps it alive (the GIL is
+// taken to release it, from whichever thread drops the last handle).
+Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
+  py::array a = py::array::ensure(obj, py::array::c_style);
+  if (!a) throw Error(what + " did not return a numpy array");
+  auto* keep = new py::array(a);
+  std::shared_ptr<void> owner(keep, [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::array*>(p);
+  });
+  Shape s(a.shape(), a.shape() + a.ndim());
+  return Tensor::wrap_shared(dtype_from_numpy(a.dtype()), s, owner, const_cast<void*>(a.data()));
+}
+
 class PySession {
  public:
-  PySession(const std::string& path, int threads, bool optimize) {
+  PySession(const std::string& path, int threads, bool optimize, const std::vector<std::string>& observe) {
     SessionOptions o;
     o.intra_op_threads = threads;
     o.optimize = optimize;
+    o.observe = observe;
     // No Model kept: after prepare only the session's (packed) weights stay in memory.
     session_ = std::make_unique<Session>(Model::load(path), o);
   }
@@ -81,7 +96,7 @@ class PySession {
     for (const auto& v : session_->outputs()) r.push_back(v.name);
     return r;
   }
-  py::dict run(const py::dict& feeds) const {
+  py::dict run(const py::dict& feeds, const py::object& on_value) const {
     std::map<std::string, Tensor> inputs;
     std::vector<py::array> keep_alive;
     for (auto item : feeds) {
@@ -92,10 +107,20 @@ class PySession {
       Shape s(a.shape(), a.shape() + a.ndim());
       inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype()), s, const_cast<void*>(a.data()));
     }
+    RunHooks hooks;
+    if (!on_value.is_none())
+      hooks.on_value = [&on_value](const std::string& name, const Tensor& t) {
+        py::gil_scoped_acquire gil;
+        py::array view = to_numpy(t);
+        view.attr("flags").attr("writeable") = false;  // the runtime's buffer: read it, never write it
+        py::object r = on_value(name, view);
+        if (r.is_none()) return Tensor();
+        return tensor_from_numpy(r, "on_value('" + name + "')");
+      };
     std::vector<Tensor> outs;
     {
       py::gil_scoped_release release;
-      outs = session_->run(inputs);
+      outs = session_->run(inputs, hooks);
     }
     py::dict result;
     for (size_t i = 0; i < outs.size(); ++i) result[py::str(session_->outputs()[i].name)] = to_numpy(outs[i]);
@@ -113,11 +138,15 @@ PYBIND11_MODULE(_pointrt, m) {
   m.doc() = "pointrt runtime bindings";
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
   py::class_<PySession>(m, "Session")
-      .def(py::init<const std::string&, int, bool>(), py::arg("path"), py::arg("threads") = 0,
-           py::arg("optimize") = true)
+      .def(py::init<const std::string&, int, bool, const std::vector<std::string>&>(), py::arg("path"),
+           py::arg("threads") = 0, py::arg("optimize") = true, py::arg("observe") = std::vector<std::string>{},
+           "observe: value names (or \"*\") that run(on_value=...) sees as nodes compute them")
       .def_property_readonly("input_names", &PySession::input_names)
       .def_property_readonly("output_names", &PySession::output_names)
-      .def("run", &PySession::run, py::arg("feeds"), "Run with {name: ndarray}; returns {name: ndarray}.")
+      .def("run", &PySession::run, py::arg("feeds"), py::arg("on_value") = py::none(),
+           "Run with {name: ndarray}; returns {name: ndarray}. on_value(name, ndarray) is called for each "
+           "observed value as it is computed (a read-only view, valid during the call); it returns None, or an "
+           "array of the same dtype and shape that later nodes read instead.")
       .def("execution_plan", &PySession::plan);
   m.def("supported_ops", [] {
     std::vector<std::tuple<std::string, std::string, int, int>> r;

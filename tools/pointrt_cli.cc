@@ -20,6 +20,7 @@
 #include "ops/kernel.h"
 #include "runtime/prepare.h"
 #include "tools/cli_inputs.h"
+#include "tools/ref_report.h"
 
 using namespace pointrt;
 
@@ -176,7 +177,7 @@ void print_top_classes(const Tensor& logits, const std::string& labels_file, int
 }
 
 int cmd_run(const std::string& path, const InputOptions& in, const std::string& output_dir, const std::string& ref,
-            double atol, double rtol, int threads, const std::string& labels, int top) {
+            const CompareOptions& compare, int threads, const std::string& labels, int top) {
   SessionOptions so;
   so.intra_op_threads = threads;
   Session session(Model::load(path), so);
@@ -186,31 +187,16 @@ int cmd_run(const std::string& path, const InputOptions& in, const std::string& 
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "ran " << path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
   if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
-  std::map<std::string, Tensor> refs;
-  if (!ref.empty()) refs = read_npz(ref);
-  int mismatches = 0;
+  std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = session.outputs()[i].name;
-    std::cout << "output " << name << ": " << summarize_tensor(outputs[i]) << "\n";
-    if (!output_dir.empty()) write_npy(output_dir + "/" + safe_file_name(name) + ".npy", outputs[i]);
-    if (!ref.empty()) {
-      auto it = refs.find(name);
-      if (it == refs.end()) {
-        std::cout << "  ref: no array '" << name << "' in " << ref << "\n";
-        ++mismatches;
-        continue;
-      }
-      CompareResult c = compare_tensors(outputs[i], it->second, atol, rtol);
-      std::cout << "  vs ref: " << c.message << "\n";
-      if (!c.ok) ++mismatches;
-    }
+    names.push_back(session.outputs()[i].name);
+    std::cout << "output " << names[i] << ": " << summarize_tensor(outputs[i]) << "\n";
+    if (!output_dir.empty()) write_npy(output_dir + "/" + safe_file_name(names[i]) + ".npy", outputs[i]);
   }
   if (!labels.empty() && !outputs.empty()) print_top_classes(outputs[0], labels, top);
   if (!output_dir.empty()) std::cout << "wrote " << outputs.size() << " output(s) to " << output_dir << "\n";
-  if (!ref.empty())
-    std::cout << (mismatches ? "FAILED: " : "OK: ") << outputs.size() - mismatches << "/" << outputs.size()
-              << " outputs match the reference\n";
-  return mismatches ? 1 : 0;
+  if (ref.empty()) return 0;
+  return report_against_reference(names, outputs, ref, compare) ? 1 : 0;
 }
 
 double median(std::vector<double> v) {
@@ -352,9 +338,14 @@ int main(int argc, char** argv) {
   run->add_option("model", model_path, "ONNX file")->required();
   add_input_options(run);
   run->add_option("--output-dir,-o", output_dir, "write every output as NAME.npy here");
-  run->add_option("--ref", ref, ".npz of expected outputs, keyed by output name");
+  run->add_option("--ref", ref, "expected outputs keyed by output name: .npz, or Polygraphy's --save-outputs .json");
   run->add_option("--atol", atol, "absolute tolerance for --ref")->capture_default_str();
   run->add_option("--rtol", rtol, "relative tolerance for --ref")->capture_default_str();
+  std::string tolerance = "magnitude";
+  run->add_option("--tolerance", tolerance,
+                  "--ref rule: magnitude (|err| <= atol + rtol*max|ref| of the output) or elementwise (<= atol + "
+                  "rtol*|ref| per element)")
+      ->capture_default_str();
   run->add_option("--threads", threads, "intra-op threads (0 = all cores)");
   std::string labels;
   int top = 0;
@@ -376,7 +367,14 @@ int main(int argc, char** argv) {
   try {
     if (*inspect) return cmd_inspect(model_path, show_passes);
     if (*list_ops) return cmd_list_ops(markdown);
-    if (*run) return cmd_run(model_path, in, output_dir, ref, atol, rtol, threads, labels, top > 0 ? top : 3);
+    if (*run) {
+      CompareOptions compare;
+      compare.atol = atol;
+      compare.rtol = rtol;
+      compare.tolerance = parse_tolerance(tolerance);
+      compare.any_float_reference = true;  // float64 references are compared in float64
+      return cmd_run(model_path, in, output_dir, ref, compare, threads, labels, top > 0 ? top : 3);
+    }
     if (*bench)
       return cmd_bench(model_path, in, threads, warmup, std::max(1, iterations), profile, profile_nodes, json_out);
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -130,6 +131,21 @@ struct SessionOptions {
   /// (data-dependent shapes) come from the buffer pool as before. Off: every intermediate comes
   /// from the buffer pool.
   bool memory_pattern = true;
+  /// Values that RunHooks::on_value sees (and may replace) while a run computes them: value
+  /// names of the file, or "*" for every value a node produces. Optimisations keep each of
+  /// them as the file defines it (no fusion across it, plain layout), as they keep graph outputs.
+  /// A value that prepare folds into a constant is not seen. For tools (compare, debugging).
+  std::vector<std::string> observe;
+};
+
+/// Per-run hooks for tools that look inside a run (pointrt compare, float16 emulation).
+struct RunHooks {
+  /// Called after each node for each of its outputs named by SessionOptions::observe, with the
+  /// tensor the node produced (valid during the call only: clone it to keep it). Return an
+  /// undefined Tensor to go on with it, or a tensor of the same dtype and shape that every later
+  /// node (and the result, if it is a graph output) reads instead; its storage must stay alive and
+  /// unchanged until run() returns. Called on the thread that called run().
+  std::function<Tensor(const std::string& value_name, const Tensor& value)> on_value;
 };
 
 /// Intermediate-memory counters of a session (cumulative since it was created).
@@ -189,6 +205,9 @@ class Session {
   /// Run with named feeds. Feeds are used without copying. Returns the graph outputs in the
   /// model's order. Throws Error on a missing feed or a feed with the wrong dtype/rank/shape.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds) const;
+  /// Same, calling `hooks` as the run goes (see RunHooks). A run with hooks does not use or
+  /// record memory-pattern arenas: replaced values end their lifetime early.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const;
   /// Same, writing into caller-provided output tensors (dtype and shape must match the result).
   void run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const;
 

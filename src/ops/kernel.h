@@ -40,6 +40,11 @@ struct PhaseTimes {
 
 class Frame;  // the values of one plan execution (runtime/executor.h)
 
+/// Called by the executor after each node of a main graph for each output value (by id) with
+/// the tensor produced; returns a replacement that later nodes read, or an undefined Tensor to
+/// keep it (SessionOptions::observe / RunHooks).
+using ValueHook = std::function<Tensor(int value_id, const Tensor& produced)>;
+
 /// State of one run, shared by its kernels and by the subgraphs they run (runtime/executor.h):
 /// the allocator every tensor of the run comes from, the run's cache, the profile rows (when
 /// profiling) and the scope that prefixes node names in them. Not thread-safe: one run uses it.
@@ -55,6 +60,9 @@ class RunContext {
   const std::string& scope() const { return scope_; }
   /// True inside a subgraph run.
   bool is_nested() const { return depth_ > 0; }
+  /// The main graph's value hook (null when none); not passed on to nested runs.
+  const ValueHook* value_hook() const { return value_hook_; }
+  void set_value_hook(const ValueHook* hook) { value_hook_ = hook; }
   /// The context of a subgraph run inside this one: same allocator and profile rows, the
   /// subgraph's own `cache` (a body run must not see rulebooks of another iteration), scope
   /// extended by `name` + "/".
@@ -71,6 +79,7 @@ class RunContext {
   std::vector<NodeProfile>* profile_;
   std::string scope_;
   int depth_ = 0;
+  const ValueHook* value_hook_ = nullptr;
 };
 
 /// What a kernel sees while it runs.

@@ -19,10 +19,10 @@ namespace pointrt {
 
 /// What one operator family contributes.
 struct Family {
-  std::string name;                       // "onnx/nn", "pointnet2": the family's folder under src/ops
-  OpTable rows;                           // its kernel table rows (merged into op_table())
-  std::vector<GraphPass> passes;          // run by prepare, in family order, after constant folding
-  std::vector<onnx::OpSchema> schemas;    // ONNX schemas of its custom-domain operators
+  std::string name;                        // "onnx/nn", "pointnet2": the family's folder under src/ops
+  OpTable rows;                            // its kernel table rows (merged into op_table())
+  std::vector<GraphPass> passes;           // run by prepare, in family order, after constant folding
+  std::vector<onnx::OpSchema> schemas;     // ONNX schemas of its custom-domain operators
   std::vector<ForeignImporter> importers;  // rewrites of foreign ONNX dialects (NVIDIA scn.onnx)
 };
 

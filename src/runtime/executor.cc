@@ -93,6 +93,10 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
     run_node(*p.node, *p.kernel, slots, outs, rc, &frame, profile ? &phases : nullptr);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
+    if (const ValueHook* hook = rc.value_hook())
+      for (int o : p.node->outputs)
+        if (o >= 0)
+          if (Tensor replacement = (*hook)(o, slots[o]); replacement.defined()) slots[o] = std::move(replacement);
     for (int v : p.free_after) slots[v] = Tensor();
     if (profile) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

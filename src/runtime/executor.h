@@ -51,7 +51,8 @@ struct PlannedNode {
 /// frame (null for a main graph). Kernels see it through KernelContext::frame().
 class Frame {
  public:
-  Frame(const Graph& graph, const Frame* enclosing) : graph_(graph), enclosing_(enclosing), slots_(graph.values.size()) {}
+  Frame(const Graph& graph, const Frame* enclosing)
+      : graph_(graph), enclosing_(enclosing), slots_(graph.values.size()) {}
   /// The value named `name` in this frame or, failing that, in the enclosing frames; null when none
   /// defines it (or it is not computed yet / already freed).
   const Tensor* lookup(const std::string& name) const;

@@ -146,13 +146,14 @@ bool eliminate_dead_nodes(Graph& g) {
 
 std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file) {
   std::vector<GraphPass> passes;
-  passes.push_back({"check-supported", "every node has a kernel for its opset and input element type",
-                    [file](Graph& g) {
-                      check_supported(g, file);
-                      return false;
-                    }});
+  passes.push_back(
+      {"check-supported", "every node has a kernel for its opset and input element type", [file](Graph& g) {
+         check_supported(g, file);
+         return false;
+       }});
   if (options.optimize) {
-    GraphPass fold{"fold-constants", "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants",
+    GraphPass fold{"fold-constants",
+                   "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants",
                    fold_constants};
     passes.push_back(fold);
     for (const GraphPass& p : registry().passes) passes.push_back(p);

@@ -14,6 +14,7 @@
 #include "runtime/buffer_pool.h"
 #include "runtime/executor.h"
 #include "runtime/memory_pattern.h"
+#include "runtime/observe.h"
 #include "runtime/prepare.h"
 
 namespace pointrt {
@@ -31,6 +32,7 @@ struct SessionImpl {
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
   MemoryPatterns patterns;
   MemoryCounters counters;
+  std::vector<char> observed;  // per value id: RunHooks::on_value sees it (SessionOptions::observe)
   mutable std::mutex profile_mutex;
   mutable std::vector<NodeProfile> last_profile;
 };
@@ -104,7 +106,14 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   // Kernels that build oneDNN primitives at prepare time fix their thread split then: prepare
   // under the thread count the runs will use.
   if (options.intra_op_threads > 0) omp_set_num_threads(options.intra_op_threads);
-  run_passes(s.graph, prepare_passes(options, s.path));
+  // check-supported first; then the observed values become graph outputs for the other passes,
+  // which keep graph outputs as the file defines them.
+  std::vector<GraphPass> passes = prepare_passes(options, s.path);
+  run_passes(s.graph, {passes.front()});
+  const size_t model_outputs = s.graph.outputs.size();
+  const std::vector<int> observed_ids = add_observed_outputs(s.graph, options.observe, s.path);
+  run_passes(s.graph, {passes.begin() + 1, passes.end()});
+  s.observed = take_observed_outputs(s.graph, observed_ids, model_outputs);
   s.plan = std::make_unique<ExecutionPlan>(s.graph, op_table(), s.path);
   release_packed_constants(s.graph, *s.plan);
   return_free_heap_pages();
@@ -138,7 +147,9 @@ std::vector<NodeProfile> Session::last_profile() const {
   return impl_->last_profile;
 }
 
-std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const {
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const { return run(feeds, RunHooks{}); }
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const {
   auto& s = *impl_;
   const Graph& g = s.graph;
   if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
@@ -151,7 +162,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
   std::shared_ptr<ArenaBlock> block;
   std::shared_ptr<AllocationRecorder> recorder;
   const int num_nodes = static_cast<int>(s.plan->nodes().size());
-  if (s.options.memory_pattern) {
+  if (s.options.memory_pattern && !hooks.on_value) {
     for (const Tensor& t : inputs) sig.inputs.emplace_back(t.dtype(), t.shape());
     bool first_use = false;
     block = s.patterns.acquire(sig, &first_use);
@@ -171,6 +182,13 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) con
   RunCache cache;
   std::vector<NodeProfile> profile;
   RunContext rc(alloc, cache, s.options.profile ? &profile : nullptr);
+  ValueHook observe = [&](int id, const Tensor& produced) {
+    if (!s.observed[id]) return Tensor();
+    Tensor replacement = hooks.on_value(g.values[id].name, produced);
+    if (replacement.defined()) check_replacement(s.path, g.values[id], produced, replacement);
+    return replacement;
+  };
+  if (hooks.on_value) rc.set_value_hook(&observe);
   std::vector<Tensor> result = s.plan->run(rc, std::move(inputs));
   cache.entries.clear();
   alloc.step()->store(num_nodes);  // releases from now on: escaped
