@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/tensor_proto.h"
 
 namespace onnx {
 class ModelProto;
@@ -25,9 +26,6 @@ struct ModelImpl {
 };
 }  // namespace detail
 
-/// Decode a TensorProto (raw or typed fields, or external data relative to base_dir).
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& where);
-
 /// An importer of foreign files written in ONNX form (NVIDIA scn.onnx): rewrites the model in
 /// place into standard and pointrt-domain nodes and returns true, adding a note to `notes`, or
 /// returns false and leaves the model untouched. Families provide them (ops/registry.h).
@@ -36,7 +34,7 @@ using ForeignImporter = bool (*)(onnx::ModelProto& model, std::vector<std::strin
 /// Parse, rewrite foreign formats (the first of `importers` that accepts the model), run ONNX
 /// shape inference, convert. Schemas of custom domains must be registered with ONNX before
 /// (Model::load does it through registry()).
-std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,
+std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
                                                const std::string& display_name,
                                                const std::vector<ForeignImporter>& importers);
 

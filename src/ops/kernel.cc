@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/checked_size.h"
+
 namespace pointrt {
 
 const std::vector<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64};
@@ -24,15 +26,29 @@ const Tensor& KernelContext::input(size_t i) const {
 }
 
 std::string KernelContext::input_name(size_t i) const {
-  return i < node_.inputs.size() && node_.inputs[i] >= 0 ? str_cat("input ", i) : str_cat("input ", i, " (absent)");
+  if (i >= node_.inputs.size() || node_.inputs[i] < 0) return str_cat("input ", i, " (absent)");
+  if (graph_) return str_cat("input ", i, " '", graph_->values[node_.inputs[i]].name, "'");
+  return str_cat("input ", i);
+}
+
+std::string KernelContext::output_name(size_t i) const {
+  if (graph_ && i < node_.outputs.size() && node_.outputs[i] >= 0)
+    return str_cat("output ", i, " '", graph_->values[node_.outputs[i]].name, "'");
+  return str_cat("output ", i);
 }
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
-  for (int64_t d : shape)
-    if (d < 0) fail(where(), ": output ", i, " would have a negative dimension ", shape_to_string(shape));
+  check_tensor_size(dtype, shape, run_->allocator().max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
   outputs_[i] = run_->allocator().allocate(dtype, shape);
   return outputs_[i];
+}
+
+Tensor KernelContext::temporary(size_t bytes) {
+  if (bytes > run_->allocator().max_tensor_bytes())
+    fail(where(), ": a temporary buffer of ", format_bytes(bytes), " is above the limit of ",
+         format_bytes(run_->allocator().max_tensor_bytes()), " (max_tensor_bytes; --max-tensor-bytes in the CLI)");
+  return run_->allocator().allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
 }
 
 void KernelContext::set_output(size_t i, Tensor t) {

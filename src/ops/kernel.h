@@ -26,6 +26,13 @@ class Allocator {
   /// The executor is about to run node `index` of the main graph: allocations until the next
   /// call belong to it (memory planning). Subgraph runs do not call it.
   virtual void begin_node(int /*index*/) {}
+  /// SessionOptions::max_tensor_bytes: KernelContext refuses larger outputs and temporaries
+  /// before asking for memory.
+  size_t max_tensor_bytes() const { return max_tensor_bytes_; }
+  void set_max_tensor_bytes(size_t bytes) { max_tensor_bytes_ = bytes; }
+
+ private:
+  size_t max_tensor_bytes_ = default_max_tensor_bytes();
 };
 
 /// Per-run scratch shared by the kernels of one run (e.g. sparse rulebooks keyed by name).
@@ -87,9 +94,16 @@ class KernelContext {
  public:
   /// For the executor: `frame` holds the running plan's values (the enclosing scope of any
   /// subgraph this kernel runs). `run` must outlive the context.
+  /// `graph` (the node's graph, optional) names values in messages.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
-                const RunContext& run, const Frame* frame, PhaseTimes* phases)
-      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), run_(&run), frame_(frame), phases_(phases) {}
+                const RunContext& run, const Frame* frame, PhaseTimes* phases, const Graph* graph = nullptr)
+      : node_(node),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        run_(&run),
+        frame_(frame),
+        phases_(phases),
+        graph_(graph) {}
   /// For tests and tools that run one kernel by hand.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, Allocator& allocator,
                 RunCache& cache, PhaseTimes* phases = nullptr)
@@ -112,15 +126,21 @@ class KernelContext {
   const Tensor& input(size_t i) const;
   /// Name of input i in the graph (for messages).
   std::string input_name(size_t i) const;
+  /// "output i 'name'" (the name when the graph is known, see set_graph).
+  std::string output_name(size_t i) const;
+  /// The graph the node belongs to, for value names in messages (optional).
+  void set_graph(const Graph* graph) { graph_ = graph; }
   size_t num_outputs() const { return outputs_.size(); }
-  /// Allocate output i with the given dtype and shape and return it.
+  /// Allocate output i with the given dtype and shape and return it. The element and byte counts
+  /// are checked (overflow, Allocator::max_tensor_bytes) before any memory is asked for: an
+  /// Error naming the node, the output and the shape.
   Tensor& output(size_t i, DType dtype, const Shape& shape);
   /// Set output i to an existing tensor (aliasing, e.g. Reshape or Identity without a copy).
   void set_output(size_t i, Tensor t);
   /// A temporary buffer of `bytes` for this node's run (e.g. a oneDNN scratchpad), from the
   /// run's allocator: in an arena run it shares memory with tensors that are already dead.
   /// Free it by dropping the tensor (at the latest when run() returns).
-  Tensor temporary(size_t bytes) { return run_->allocator().allocate(DType::kUInt8, {static_cast<int64_t>(bytes)}); }
+  Tensor temporary(size_t bytes);
   RunCache& cache() { return run_->cache(); }
   /// The run this node belongs to; pass run_context().nested(...) to a subgraph's plan.
   const RunContext& run_context() const { return *run_; }
@@ -130,7 +150,7 @@ class KernelContext {
   /// an older operator version run the newer version's kernel on adapted inputs. Must not
   /// outlive this context.
   KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
-    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_);
+    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_);
   }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
@@ -147,6 +167,7 @@ class KernelContext {
   const RunContext* run_;
   const Frame* frame_;
   PhaseTimes* phases_;
+  const Graph* graph_ = nullptr;
 };
 
 class OpKernel {

@@ -93,9 +93,13 @@ class ExecutionPlan {
   std::vector<int> outer_;
 };
 
-/// Runs one node on the values in `slots` (indexed by value id; -1 inputs are absent) and leaves
-/// its results in `outs` (one per node output). For the executor and constant folding.
-void run_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots, std::vector<Tensor>& outs,
-              RunContext& rc, const Frame* frame = nullptr, PhaseTimes* phases = nullptr);
+/// Runs one node of `graph` on the values in `slots` (indexed by value id; -1 inputs are absent)
+/// and leaves its results in `outs` (one per node output). For the executor and constant folding.
+/// Whatever the kernel throws becomes an Error naming the node.
+void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
+              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame = nullptr, PhaseTimes* phases = nullptr);
+
+/// The kernel of `node` from its table row; whatever the factory throws becomes an Error naming the node.
+std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph);
 
 }  // namespace pointrt

@@ -63,8 +63,9 @@ void check_supported(const Graph& g, const std::string& file) {
 }
 
 // Replace nodes whose inputs are all constants by their results.
-bool fold_constants(Graph& g) {
+bool fold_constants(Graph& g, size_t max_tensor_bytes) {
   HeapAllocator heap;
+  heap.set_max_tensor_bytes(max_tensor_bytes);
   RunCache cache;
   RunContext rc(heap, cache);
   bool changed = false;
@@ -100,8 +101,8 @@ bool fold_constants(Graph& g) {
       }
     std::vector<Tensor> outs;
     try {
-      auto kernel = e->factory(KernelInit{n, g});
-      run_node(n, *kernel, slots, outs, rc);
+      auto kernel = make_kernel(*e, n, g);
+      run_node(g, n, *kernel, slots, outs, rc);
     } catch (const Error&) {
       continue;  // leave it to run time, where the error is reported with the real inputs
     }
@@ -154,7 +155,7 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
   if (options.optimize) {
     GraphPass fold{"fold-constants",
                    "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants",
-                   fold_constants};
+                   [max_bytes = options.max_tensor_bytes](Graph& g) { return fold_constants(g, max_bytes); }};
     passes.push_back(fold);
     for (const GraphPass& p : registry().passes) passes.push_back(p);
     passes.push_back(fold);

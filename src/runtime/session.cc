@@ -10,8 +10,10 @@
 #include <malloc.h>
 #endif
 
+#include "core/checked_size.h"
 #include "graph/onnx_import.h"
 #include "runtime/buffer_pool.h"
+#include "runtime/error_context.h"
 #include "runtime/executor.h"
 #include "runtime/memory_pattern.h"
 #include "runtime/observe.h"
@@ -51,6 +53,8 @@ void return_free_heap_pages() {
 
 // Check a feed against the declared input; symbolic dims must agree across inputs.
 void check_feed(const std::string& file, const Value& v, const Tensor& t, std::map<std::string, int64_t>& symbols) {
+  // A caller's handle may claim any shape (Tensor::wrap): its size must at least be countable.
+  checked_nbytes(t.dtype(), t.shape(), str_cat(file, ": input '", v.name, "'"));
   if (v.dtype != DType::kUndefined && t.dtype() != v.dtype)
     fail(file, ": input '", v.name, "' expects element type ", dtype_name(v.dtype), ", got ", dtype_name(t.dtype()));
   if (!v.has_shape) return;
@@ -93,11 +97,7 @@ std::vector<Tensor> bind_feeds(const Graph& g, const std::string& file, const st
   return bound;
 }
 
-}  // namespace
-
-Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
-  auto& s = *impl_;
-  if (!model.impl()) fail("Session: the model is empty (not loaded)");
+void prepare_session(detail::SessionImpl& s, const Model& model, const SessionOptions& options) {
   s.path = model.impl()->path;
   s.options = options;
   s.graph = model.impl()->graph;
@@ -117,6 +117,16 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   s.plan = std::make_unique<ExecutionPlan>(s.graph, op_table(), s.path);
   release_packed_constants(s.graph, *s.plan);
   return_free_heap_pages();
+}
+
+std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
+                                const RunHooks& hooks);
+
+}  // namespace
+
+Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
+  if (!model.impl()) fail("Session: the model is empty (not loaded)");
+  with_error_context(model.impl()->path, [&] { prepare_session(*impl_, model, options); });
 }
 
 Session::~Session() = default;
@@ -150,7 +160,13 @@ std::vector<NodeProfile> Session::last_profile() const {
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const { return run(feeds, RunHooks{}); }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const {
-  auto& s = *impl_;
+  return with_error_context(impl_->path, [&] { return run_session(*impl_, feeds, hooks); });
+}
+
+namespace {
+
+std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
+                                const RunHooks& hooks) {
   const Graph& g = s.graph;
   if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
   std::vector<Tensor> inputs = bind_feeds(g, s.path, feeds);
@@ -158,6 +174,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
   // Memory pattern: serve this run from an arena block planned for its input signature, or
   // record the run so that the next one with this signature can be.
   RunAllocator alloc(s.pool, s.counters);
+  alloc.set_max_tensor_bytes(s.options.max_tensor_bytes);
   InputSignature sig;
   std::shared_ptr<ArenaBlock> block;
   std::shared_ptr<AllocationRecorder> recorder;
@@ -210,6 +227,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
   }
   return result;
 }
+
+}  // namespace
 
 void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const {
   std::vector<Tensor> r = run(feeds);
