@@ -13,11 +13,13 @@ Family register_onnx_nn();           // ops/onnx/nn (and its Conv+BatchNorm+Relu
 Family register_onnx_image();        // ops/onnx/image (Resize, GridSample, ...)
 Family register_pointnet2();         // ops/pointnet2 (and its ONNX schemas)
 Family register_sparse();            // ops/sparse (and the NVIDIA scn.onnx importer)
+Family register_pose();              // ops/pose (MeanShift, InstanceReduce, RigidFit; their ONNX schemas)
+Family register_detect();            // ops/detect (CenterPointDecode, BoxNMS; their ONNX schemas)
 
 /// Every family, in registration order (the order of graph passes and importers).
 inline constexpr Family (*kFamilies[])() = {
-    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce, register_onnx_nn,
-    register_onnx_image,       register_pointnet2,   register_sparse,
+    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce, register_onnx_nn, register_onnx_image,
+    register_pointnet2,        register_sparse,      register_pose,        register_detect,
 };
 
 }  // namespace pointrt

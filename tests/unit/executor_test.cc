@@ -164,12 +164,14 @@ TEST(Prepare, PassListIsNamedAndOrdered) {
 TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {
   const Registry& r = registry();
   EXPECT_EQ(r.families, (std::vector<std::string>{"onnx/elementwise", "onnx/tensor", "onnx/reduce", "onnx/nn",
-                                                  "onnx/image", "pointnet2", "sparse"}));
+                                                  "onnx/image", "pointnet2", "sparse", "pose", "detect"}));
   EXPECT_EQ(r.importers.size(), 1u);  // NVIDIA scn.onnx (sparse)
   ASSERT_EQ(r.passes.size(), 1u);
   EXPECT_EQ(r.passes[0].name, "nn-fuse-conv");
   EXPECT_NE(r.table.find("pointrt", "BallQuery", 1), nullptr);
   // The pointrt-domain schemas are known to ONNX (shape inference at import uses them).
   EXPECT_NE(onnx::OpSchemaRegistry::Schema("BallQuery", 1, "pointrt"), nullptr);
+  EXPECT_NE(onnx::OpSchemaRegistry::Schema("MeanShift", 1, "pointrt"), nullptr);
+  EXPECT_NE(onnx::OpSchemaRegistry::Schema("BoxNMS", 1, "pointrt"), nullptr);
   EXPECT_EQ(&registry(), &r);
 }
