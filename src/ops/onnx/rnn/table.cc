@@ -18,7 +18,9 @@ rnn::RnnPath path_from_environment() {
 }
 }  // namespace
 
-void register_onnx_rnn(OpTable& t) {
+Family register_onnx_rnn() {
+  Family family{"onnx/rnn"};
+  OpTable& t = family.rows;
   using rnn::Cell;
   auto factory = [](Cell cell) {
     return [cell](const KernelInit& init) { return rnn::make_rnn_kernel(init, cell, path_from_environment()); };
@@ -34,5 +36,6 @@ void register_onnx_rnn(OpTable& t) {
          str_cat(common,
                  ", input_forget, peepholes; oneDNN primitive for default activations, no clip/input_forget, "
                  "full-length rows")});
+  return family;
 }
 }  // namespace pointrt
