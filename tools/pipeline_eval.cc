@@ -110,15 +110,54 @@ double average_precision(std::vector<std::pair<double, bool>> hits, int64_t num_
   return ap;
 }
 
+PoseOutputs pose_outputs(const std::map<std::string, Tensor>& outputs) {
+  const Tensor& poses = outputs.at("poses");
+  if (poses.rank() != 4 || poses.dim(0) < 1 || poses.dim(2) != 3 || poses.dim(3) != 4)
+    fail("output 'poses' must be [B >= 1, C, 3, 4], got ", shape_to_string(poses.shape()));
+  PoseOutputs r;
+  r.classes = poses.dim(1);
+  r.poses = to_doubles(poses, "output 'poses'");
+  r.poses.resize(static_cast<size_t>(r.classes * 12));  // batch 0
+  r.status.assign(static_cast<size_t>(r.classes), 0);
+  if (outputs.count("pose_status")) {
+    const Tensor& st = outputs.at("pose_status");
+    if (st.rank() != 2 || st.dim(0) != poses.dim(0) || st.dim(1) != r.classes)
+      fail("output 'pose_status' must be [B, C] like 'poses' ", shape_to_string(poses.shape()), ", got ",
+           shape_to_string(st.shape()));
+    r.status = to_ints(st, "output 'pose_status'");
+    r.status.resize(static_cast<size_t>(r.classes));
+  }
+  return r;
+}
+
+DetectorOutputs detector_outputs(const std::map<std::string, Tensor>& outputs) {
+  const Tensor& boxes = outputs.at("boxes");
+  if (boxes.rank() != 3 || boxes.dim(0) < 1 || boxes.dim(2) < 7)
+    fail("output 'boxes' must be [B >= 1, M, >= 7], got ", shape_to_string(boxes.shape()));
+  const int64_t m = boxes.dim(1);
+  const Tensor &scores = outputs.at("scores"), &labels = outputs.at("labels"), &nd = outputs.at("num_detections");
+  if (scores.rank() != 2 || labels.rank() != 2 || scores.dim(1) != m || labels.dim(1) != m || nd.numel() < 1)
+    fail("outputs 'scores' and 'labels' must be [B, M = ", m, "] and 'num_detections' [B], got ",
+         shape_to_string(scores.shape()), ", ", shape_to_string(labels.shape()), " and ", shape_to_string(nd.shape()));
+  DetectorOutputs r;
+  r.count = to_ints(nd, "output 'num_detections'")[0];
+  if (r.count < 0 || r.count > m) fail("output 'num_detections' = ", r.count, " must be in [0, M = ", m, "]");
+  r.dim = boxes.dim(2);
+  r.boxes = to_doubles(boxes, "output 'boxes'");
+  r.boxes.resize(static_cast<size_t>(r.count * r.dim));
+  r.scores = to_doubles(scores, "output 'scores'");
+  r.scores.resize(static_cast<size_t>(r.count));
+  r.labels = to_ints(labels, "output 'labels'");
+  r.labels.resize(static_cast<size_t>(r.count));
+  return r;
+}
+
 std::vector<PoseRecord> evaluate_poses(const std::map<std::string, Tensor>& outputs, const Arrays& gt,
                                        const std::string& file) {
-  const Tensor& poses = outputs.at("poses");
-  if (poses.rank() != 4 || poses.dim(2) != 3 || poses.dim(3) != 4)
-    fail("--eval: output 'poses' must be [B, C, 3, 4], got ", shape_to_string(poses.shape()));
-  const int64_t classes = poses.dim(1);
-  const auto pred = to_doubles(poses, "output 'poses'");
-  std::vector<int64_t> status(static_cast<size_t>(classes), 0);
-  if (outputs.count("pose_status")) status = to_ints(outputs.at("pose_status"), "output 'pose_status'");
+  const PoseOutputs out = pose_outputs(outputs);
+  const int64_t classes = out.classes;
+  const auto& pred = out.poses;
+  const auto& status = out.status;
   const auto gt_poses = to_doubles(need(gt, "gt_poses", file), file + ": gt_poses");
   const auto present = to_ints(need(gt, "gt_present", file), file + ": gt_present");
   const Tensor& model_points = need(gt, "model_points", file);
@@ -158,14 +197,10 @@ std::vector<PoseRecord> evaluate_poses(const std::map<std::string, Tensor>& outp
 
 std::vector<ClassMatches> evaluate_detections(const std::map<std::string, Tensor>& outputs, const Arrays& gt,
                                               const std::string& file, double iou_threshold) {
-  const Tensor& boxes_t = outputs.at("boxes");
-  if (boxes_t.rank() != 3 || boxes_t.dim(2) < 7)
-    fail("--eval: output 'boxes' must be [B, M, >= 7], got ", shape_to_string(boxes_t.shape()));
-  const int64_t dim = boxes_t.dim(2);
-  const int64_t n = std::min(to_ints(outputs.at("num_detections"), "num_detections")[0], boxes_t.dim(1));
-  const auto boxes = to_doubles(boxes_t, "output 'boxes'");
-  const auto scores = to_doubles(outputs.at("scores"), "output 'scores'");
-  const auto labels = to_ints(outputs.at("labels"), "output 'labels'");
+  const DetectorOutputs det = detector_outputs(outputs);
+  const int64_t dim = det.dim, n = det.count;
+  const auto &boxes = det.boxes, &scores = det.scores;
+  const auto& labels = det.labels;
   const Tensor& gt_boxes_t = need(gt, "gt_boxes", file);
   const auto gt_labels = to_ints(need(gt, "gt_labels", file), file + ": gt_labels");
   if (gt_boxes_t.rank() != 2 || gt_boxes_t.dim(1) < 7 || gt_boxes_t.dim(0) != static_cast<int64_t>(gt_labels.size()))

@@ -44,6 +44,22 @@ double box_iou_3d(const double* a, const double* b);
 /// All-point interpolated average precision (PASCAL VOC 2010+); NaN without ground truth.
 double average_precision(std::vector<std::pair<double, bool>> scored_hits, int64_t num_gt);
 
+/// Batch 0 of a pose model's outputs, checked (shapes, dtypes): poses [C, 3, 4] row-major, status [C].
+struct PoseOutputs {
+  int64_t classes = 0;
+  std::vector<double> poses;
+  std::vector<int64_t> status;  // 0 = found; all 0 without a 'pose_status' output
+};
+PoseOutputs pose_outputs(const std::map<std::string, Tensor>& outputs);
+
+/// Batch 0 of a detector's outputs, checked: the first `count` boxes ([count, dim]), scores, labels.
+struct DetectorOutputs {
+  int64_t count = 0, dim = 7;
+  std::vector<double> boxes, scores;
+  std::vector<int64_t> labels;
+};
+DetectorOutputs detector_outputs(const std::map<std::string, Tensor>& outputs);
+
 struct PoseRecord {
   int64_t cls = 0;
   bool found = false;  // a pose with status 0

@@ -135,14 +135,9 @@ void render_detector(const RenderInputs& in, const std::string& path) {
     for (int64_t i = 0; g.rank() == 2 && g.dim(1) >= 7 && i < g.dim(0); ++i)
       draw_box(img, v, &gb[i * g.dim(1)], kGroundTruth, 3.0);
   }
-  const Tensor& boxes = in.outputs->at("boxes");
-  const auto b = to_doubles(boxes, "output 'boxes'");
-  const auto s = to_doubles(in.outputs->at("scores"), "output 'scores'");
-  const Tensor& labels = in.outputs->at("labels");
-  const int64_t dim = boxes.dim(2),
-                count = std::min<int64_t>(in.outputs->at("num_detections").data_as<int32_t>()[0], boxes.dim(1));
-  for (int64_t i = 0; i < count; ++i)
-    if (s[i] >= in.score_threshold) draw_box(img, v, &b[i * dim], class_color(labels.data_as<int32_t>()[i]), 2.0);
+  const DetectorOutputs det = detector_outputs(*in.outputs);
+  for (int64_t i = 0; i < det.count; ++i)
+    if (det.scores[i] >= in.score_threshold) draw_box(img, v, &det.boxes[i * det.dim], class_color(det.labels[i]), 2.0);
   write_png(img, path);
 }
 
@@ -179,7 +174,8 @@ void draw_axes(Image& img, const Camera& cam, const double* pose, double length,
 
 void render_pose(const RenderInputs& in, const std::string& path) {
   const Tensor& rgb = find_input(
-      *in.feeds, "rgb", [](const Tensor& t) { return t.dtype() == DType::kFloat32 && t.rank() == 4 && t.dim(1) == 3; },
+      *in.feeds, "rgb",
+      [](const Tensor& t) { return t.dtype() == DType::kFloat32 && t.rank() == 4 && t.dim(0) >= 1 && t.dim(1) == 3; },
       "an image (float32 [1, 3, H, W])");
   const int64_t h = rgb.dim(2), w = rgb.dim(3);
   const int scale = static_cast<int>(std::max<int64_t>(1, 640 / std::max<int64_t>(w, 1)));
@@ -198,12 +194,13 @@ void render_pose(const RenderInputs& in, const std::string& path) {
             static_cast<uint8_t>(std::clamp(px[(k * h + y / scale) * w + x / scale] * unit, 0.0, 255.0));
   const Tensor& mp = need(in.scene, "model_points", "--scene/--eval");
   const auto points = to_doubles(mp, "model_points");
-  const auto poses = to_doubles(in.outputs->at("poses"), "output 'poses'");
-  const int64_t classes = in.outputs->at("poses").dim(1), per = mp.dim(1);
-  if (mp.rank() != 3 || mp.dim(0) != classes) fail("--render: model_points must be [C = ", classes, ", P, 3]");
-  std::vector<int32_t> status(static_cast<size_t>(classes), 0);
-  if (in.outputs->count("pose_status"))
-    std::copy_n(in.outputs->at("pose_status").data_as<int32_t>(), classes, status.begin());
+  const PoseOutputs out = pose_outputs(*in.outputs);
+  const auto& poses = out.poses;
+  const auto& status = out.status;
+  const int64_t classes = out.classes;
+  if (mp.rank() != 3 || mp.dim(0) != classes || mp.dim(2) != 3)
+    fail("--render: model_points must be [C = ", classes, ", P, 3], got ", shape_to_string(mp.shape()));
+  const int64_t per = mp.dim(1);
   std::vector<double> gt, present;
   if (in.scene.count("gt_poses") && in.scene.count("gt_present")) {
     gt = to_doubles(in.scene.at("gt_poses"), "gt_poses");

@@ -139,3 +139,37 @@ def test_cli_eval_of_a_model_that_is_no_pipeline_is_one_error_line(tmp_path):
     out = subprocess.run([CLI, "run", str(tmp_path / "c.onnx"), "--eval", str(tmp_path / "gt.npz")],
                          capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("error: --eval: the model's outputs are neither")
+
+
+@pytest.mark.parametrize("case", ["negative_count", "count_over_m", "empty_count", "short_scores", "status_shape"])
+def test_cli_eval_and_render_refuse_malformed_outputs(tmp_path, case):
+    boxes = np.zeros((1, 2, 7), np.float32)
+    det = {"num_detections": np.array([2], np.int32), "boxes": boxes, "scores": np.zeros((1, 2), np.float32),
+           "labels": np.zeros((1, 2), np.int32)}
+    gt = dict(gt_boxes=np.zeros((1, 7), np.float32), gt_labels=np.array([0]))
+    args = ["--input", f"points={tmp_path / 'pts.npy'}"]
+    if case == "negative_count":
+        det["num_detections"] = np.array([-5], np.int32)
+    elif case == "count_over_m":
+        det["num_detections"] = np.array([7], np.int32)
+    elif case == "empty_count":
+        det["num_detections"] = np.zeros(0, np.int32)
+    elif case == "short_scores":
+        det["scores"], det["labels"] = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.int32)
+    if case == "status_shape":
+        constant_model(tmp_path / "m.onnx", {"poses": np.zeros((1, 2, 3, 4), np.float32),
+                                             "pose_status": np.zeros((1, 1), np.int32)})
+        gt = dict(gt_poses=np.zeros((2, 3, 4), np.float32), gt_present=np.array([1, 1]),
+                  model_points=np.zeros((2, 5, 3), np.float32), camera=np.ones(4, np.float32))
+        args = []
+    else:
+        constant_model(tmp_path / "m.onnx", det, ("points", [50, 4]))
+        np.save(tmp_path / "pts.npy", np.zeros((50, 4), np.float32))
+    np.savez(tmp_path / "gt.npz", **gt)
+    for flag in ("--eval", "--render"):
+        target = tmp_path / ("gt.npz" if flag == "--eval" else "out.png")
+        extra = [] if flag == "--eval" else ["--scene", str(tmp_path / "gt.npz")]
+        out = subprocess.run([CLI, "run", str(tmp_path / "m.onnx"), *args, flag, str(target), *extra],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and out.stderr.startswith("error: output"), (flag, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1
