@@ -42,45 +42,59 @@ int64_t target_type_code(const KernelInit& init) {
   return init.attrs().get_int("to");
 }
 
+void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
+  if (!castable(x.dtype())) fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
+  if (x.dtype() == to) {  // nothing to convert: alias the input
+    ctx.set_output(0, x);
+    return;
+  }
+  const Tensor xs = to_float32(x);  // float16 sources are read as float32
+  Tensor& y = ctx.output(0, to, x.shape());
+  const int64_t n = x.numel();
+  const std::string what = ctx.where() + " input 0";
+  if (to == DType::kFloat16) {
+    if (xs.dtype() == DType::kFloat32) {
+      float32_to_half(xs, y);
+      return;
+    }
+    dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
+      using S = decltype(stag);
+      bcast::unary(xs.data_as<S>(), y.data_as<uint16_t>(), n, [](S v) { return float_to_half(static_cast<float>(v)); });
+    });
+    return;
+  }
+  dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
+    using S = decltype(stag);
+    dispatch_all(to, "Cast target", [&](auto dtag) {
+      using D = decltype(dtag);
+      bcast::unary(xs.data_as<S>(), y.data_as<D>(), n, [](S v) { return convert<D>(v); });
+    });
+  });
+}
+
+void check_target(DType to, int64_t to_code, const std::string& where) {
+  const bool known = to_code >= 1 && to_code <= 13 && to_code != 8;
+  if (!known || !castable(to))
+    fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
+}
+
 }  // namespace
 
 KernelFactory cast_factory() {
   return [](const KernelInit& init) {
     const int64_t to_code = target_type_code(init);
     const DType to = static_cast<DType>(to_code);
-    const bool known = to_code >= 1 && to_code <= 13 && to_code != 8;
-    if (!known || !castable(to))
-      fail(init.where(), ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
-    return make_function_kernel([to](KernelContext& ctx) {
-      const Tensor& x = ctx.input(0);
-      if (!castable(x.dtype())) fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
-      if (x.dtype() == to) {  // nothing to convert: alias the input
-        ctx.set_output(0, x);
-        return;
-      }
-      const Tensor xs = to_float32(x);  // float16 sources are read as float32
-      Tensor& y = ctx.output(0, to, x.shape());
-      const int64_t n = x.numel();
-      const std::string what = ctx.where() + " input 0";
-      if (to == DType::kFloat16) {
-        if (xs.dtype() == DType::kFloat32) {
-          float32_to_half(xs, y);
-          return;
-        }
-        dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
-          using S = decltype(stag);
-          bcast::unary(xs.data_as<S>(), y.data_as<uint16_t>(), n,
-                       [](S v) { return float_to_half(static_cast<float>(v)); });
-        });
-        return;
-      }
-      dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
-        using S = decltype(stag);
-        dispatch_all(to, "Cast target", [&](auto dtag) {
-          using D = decltype(dtag);
-          bcast::unary(xs.data_as<S>(), y.data_as<D>(), n, [](S v) { return convert<D>(v); });
-        });
-      });
+    check_target(to, to_code, init.where());
+    return make_function_kernel([to](KernelContext& ctx) { run_cast(ctx, ctx.input(0), to); });
+  };
+}
+
+KernelFactory castlike_factory() {
+  return [](const KernelInit& init) {
+    return make_function_kernel([](KernelContext& ctx) {
+      const DType to = ctx.input(1).dtype();
+      check_target(to, static_cast<int64_t>(to), ctx.where());
+      run_cast(ctx, ctx.input(0), to);
     });
   };
 }

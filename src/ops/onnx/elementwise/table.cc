@@ -57,6 +57,23 @@ void register_onnx_elementwise(OpTable& t) {
   unary("Elu", 1, 21, F, UnaryOp::kElu);
   unary("HardSigmoid", 1, 21, F, UnaryOp::kHardSigmoid);
   unary("HardSwish", 14, 21, F, UnaryOp::kHardSwish);
+  unary("Selu", 1, 21, F, UnaryOp::kSelu);
+  unary("Celu", 12, 21, kFloat32Only, UnaryOp::kCelu);
+  unary("ThresholdedRelu", 10, 21, F, UnaryOp::kThresholdedRelu);
+  unary("Shrink", 9, 21, N, UnaryOp::kShrink);
+  unary("Softsign", 1, 21, F, UnaryOp::kSoftsign);
+  unary("Mish", 18, 21, F, UnaryOp::kMish);
+  t.add({"", "Gelu", 20, 21, F, gelu_factory(), "approximate none|tanh"});
+  // Trigonometric and hyperbolic functions.
+  unary("Tan", 7, 21, F, UnaryOp::kTan);
+  unary("Asin", 7, 21, F, UnaryOp::kAsin);
+  unary("Acos", 7, 21, F, UnaryOp::kAcos);
+  unary("Atan", 7, 21, F, UnaryOp::kAtan);
+  unary("Sinh", 9, 21, F, UnaryOp::kSinh);
+  unary("Cosh", 9, 21, F, UnaryOp::kCosh);
+  unary("Asinh", 9, 21, F, UnaryOp::kAsinh);
+  unary("Acosh", 9, 21, F, UnaryOp::kAcosh);
+  unary("Atanh", 9, 21, F, UnaryOp::kAtanh);
   t.add({"", "Clip", 1, 10, F, clip_factory(false), "min/max attributes"});
   t.add({"", "Clip", 11, 11, F, clip_factory(true), "min/max optional inputs"});
   t.add({"", "Clip", 12, 21, N, clip_factory(true), "min/max optional inputs; integer types"});
@@ -77,6 +94,7 @@ void register_onnx_elementwise(OpTable& t) {
   t.add(
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
+  t.add({"", "CastLike", 15, 21, A, castlike_factory(), "to input 1's element type; types as Cast"});
   t.add({"", "Cast", 6, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
@@ -122,6 +140,13 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Or", 7, 21, kBoolOnly, binary_factory(BinaryOp::kOr)});
   t.add({"", "Xor", 1, 6, kBoolOnly, legacy_broadcast_factory(binary_factory(BinaryOp::kXor)), kLegacy});
   t.add({"", "Xor", 7, 21, kBoolOnly, binary_factory(BinaryOp::kXor)});
+  // Bit operators.
+  const std::vector<DType> kUnsigned = {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
+  t.add({"", "BitShift", 11, 21, kUnsigned, bitshift_factory(), "direction LEFT|RIGHT; shifts >= width give 0"});
+  t.add({"", "BitwiseAnd", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseAnd)});
+  t.add({"", "BitwiseOr", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseOr)});
+  t.add({"", "BitwiseXor", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseXor)});
+  unary("BitwiseNot", 18, 21, kIntTypes, UnaryOp::kBitwiseNot);
   // Variadic.
   t.add({"", "Max", 1, 11, F, variadic_factory(VariadicOp::kMax)});
   t.add({"", "Max", 12, 21, N, variadic_factory(VariadicOp::kMax), "opset 12 added integers"});
