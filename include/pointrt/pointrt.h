@@ -37,6 +37,7 @@ enum class DType : int32_t {
   kFloat64 = 11,
   kUInt32 = 12,
   kUInt64 = 13,
+  kBFloat16 = 16,  // the upper 16 bits of a float32
 };
 
 /// Bytes per element (0 for undefined/string).

@@ -22,6 +22,7 @@ size_t dtype_size(DType t) {
     case DType::kFloat64: return 8;
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
+    case DType::kBFloat16: return 2;
     default: return 0;
   }
 }
@@ -41,6 +42,7 @@ const char* dtype_name(DType t) {
     case DType::kFloat64: return "float64";
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
+    case DType::kBFloat16: return "bfloat16";
     default: return "undefined";
   }
 }

@@ -41,7 +41,8 @@ DType dtype_from_proto(int32_t t, const std::string& where) {
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64: return static_cast<DType>(t);
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::BFLOAT16: return static_cast<DType>(t);
     case onnx::TensorProto::STRING: return DType::kString;
     default: fail(where, ": unsupported element type code ", t);
   }
@@ -274,6 +275,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
       break;
     case DType::kUInt16:
     case DType::kFloat16:
+    case DType::kBFloat16:
       check_count(p.int32_data_size());
       copy_typed(p.int32_data(), t.data_as<uint16_t>(), n);
       break;

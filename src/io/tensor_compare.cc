@@ -10,6 +10,7 @@ namespace pointrt {
 
 double element_as_double(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat16) return half_to_float(t.data_as<uint16_t>()[i]);
+  if (t.dtype() == DType::kBFloat16) return bfloat16_to_float(t.data_as<uint16_t>()[i]);
   double r = 0;
   dispatch_all(t.dtype(), "element_as_double", [&](auto tag) {
     using T = decltype(tag);
@@ -37,7 +38,7 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& ref, double atol,
     r.message = str_cat("shape ", shape_to_string(got.shape()), " but the reference is ", shape_to_string(ref.shape()));
     return r;
   }
-  bool exact = !is_float_type(got.dtype());
+  bool exact = !is_float_type(got.dtype()) && got.dtype() != DType::kBFloat16;
   int64_t worst = -1;
   for (int64_t i = 0; i < got.numel(); ++i) {
     double a = element_as_double(got, i), b = element_as_double(ref, i);

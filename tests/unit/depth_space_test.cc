@@ -15,7 +15,8 @@ TEST(DepthSpace, KernelMatchesReference) {
   for (DepthSpaceMode mode :
        {DepthSpaceMode::kDepthToSpaceDCR, DepthSpaceMode::kDepthToSpaceCRD, DepthSpaceMode::kSpaceToDepth})
     for (int64_t b : {1, 2, 3})
-      for (Shape base : {Shape{1, 1, 1, 1}, Shape{2, 3, 5, 7}, Shape{1, 2, 1, 17}, Shape{0, 1, 2, 2}, Shape{3, 1, 4, 1}})
+      for (Shape base :
+           {Shape{1, 1, 1, 1}, Shape{2, 3, 5, 7}, Shape{1, 2, 1, 17}, Shape{0, 1, 2, 2}, Shape{3, 1, 4, 1}})
         for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64, DType::kBool}) {
           Shape s = base;
           if (mode == DepthSpaceMode::kSpaceToDepth) {
@@ -43,8 +44,7 @@ TEST(DepthSpace, OnnxExampleAndRoundTrip) {
   dcr.attrs = [](onnx::NodeProto& n) { ModelBuilder::attr_int(n, "blocksize", 2); };
   const Tensor y = run_node(dcr)[0];
   ASSERT_EQ(y.shape(), (Shape{1, 2, 4, 6}));
-  EXPECT_EQ(std::vector<float>(y.data_as<float>(), y.data_as<float>() + 6),
-            (std::vector<float>{0, 12, 1, 13, 2, 14}));
+  EXPECT_EQ(std::vector<float>(y.data_as<float>(), y.data_as<float>() + 6), (std::vector<float>{0, 12, 1, 13, 2, 14}));
   NodeCase crd = dcr;
   crd.attrs = [](onnx::NodeProto& n) {
     ModelBuilder::attr_int(n, "blocksize", 2);

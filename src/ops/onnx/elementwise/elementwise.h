@@ -17,10 +17,8 @@ namespace ew {
 // ---- float16: kernels compute in float32 and round once to half (what numpy does for float16
 // arithmetic, and what the ONNX reference implementation therefore expects).
 
-/// A float32 copy of a float16 tensor (other dtypes are returned as they are).
-Tensor to_float32(const Tensor& t);
-/// dst (float16) = round-to-nearest-even(src (float32)); same number of elements.
-void float32_to_half(const Tensor& src, Tensor& dst);
+using ::pointrt::float32_to_half;  // core/half.h
+using ::pointrt::to_float32;
 
 // ---- integer arithmetic without undefined behaviour: signed overflow wraps (as numpy does).
 

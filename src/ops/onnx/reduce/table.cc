@@ -4,6 +4,8 @@
 #include "ops/onnx/reduce/argminmax.h"
 #include "ops/onnx/reduce/cumsum.h"
 #include "ops/onnx/reduce/einsum.h"
+#include "ops/onnx/reduce/hardmax.h"
+#include "ops/onnx/reduce/losses.h"
 #include "ops/onnx/reduce/matmul.h"
 #include "ops/onnx/reduce/normalization.h"
 #include "ops/onnx/reduce/reduce.h"
@@ -84,6 +86,15 @@ void add_axis_op_rows(OpTable& t) {
     t.add({"", name, 11, 12, kFloatTypes, flat, "flattened to 2-D at axis, negative axis"});
     t.add({"", name, 13, 21, kFloatTypes, single, "along one axis"});
   }
+  const std::vector<DType> kHalfAndFloat = {DType::kFloat16, DType::kFloat32, DType::kFloat64};
+  auto hardmax_flat = [](const KernelInit& i) { return make_hardmax_kernel(i, true); };
+  t.add({"", "Hardmax", 1, 12, kHalfAndFloat, hardmax_flat, "flattened to 2-D at axis; first maximum"});
+  t.add({"", "Hardmax", 13, 21, kHalfAndFloat, [](const KernelInit& i) { return make_hardmax_kernel(i, false); },
+         "along one axis; first maximum"});
+  t.add({"", "NegativeLogLikelihoodLoss", 12, 21, kHalfAndFloat, make_nll_loss_kernel,
+         "reduction none|sum|mean, weight, ignore_index"});
+  t.add({"", "SoftmaxCrossEntropyLoss", 12, 21, kHalfAndFloat, make_softmax_cross_entropy_kernel,
+         "reduction none|sum|mean, weights, ignore_index, log_prob output"});
   auto cumsum = [](const KernelInit& i) { return make_cumsum_kernel(i); };
   t.add({"", "CumSum", 11, 13, kReduceTypes, cumsum, "exclusive, reverse"});
   t.add({"", "CumSum", 14, 21, kReduceTypes, cumsum, "exclusive, reverse"});

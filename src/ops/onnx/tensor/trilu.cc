@@ -14,7 +14,7 @@ void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   const size_t es = dtype_size(x.dtype());
   const char* src = static_cast<const char*>(x.data());
   char* dst = static_cast<char*>(y.data());
-#pragma omp parallel for schedule(static) if (worth_parallel(x.numel() * static_cast<int64_t>(es)))
+#pragma omp parallel for schedule(static) if (worth_parallel(x.numel() * static_cast <int64_t>(es)))
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = r % m;
     // Kept columns [lo, hi): upper keeps j >= i + k, lower keeps j <= i + k.
