@@ -66,7 +66,7 @@ inline uint16_t float_to_bfloat16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+  x += 0x7fffu + ((x >> 16) & 1u);                                                       // round to nearest even
   return static_cast<uint16_t>(x >> 16);
 }
 

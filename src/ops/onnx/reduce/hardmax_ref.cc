@@ -1,6 +1,7 @@
 #include "ops/onnx/reduce/hardmax.h"
 
 #include "ops/onnx/reduce/softmax.h"
+#include "ops/staging.h"
 
 namespace pointrt {
 
@@ -27,14 +28,9 @@ std::unique_ptr<OpKernel> make_hardmax_kernel(const KernelInit& init, bool flatt
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor x = to_float32(ctx.input(0));
     const reduce_detail::AxisSplit v = softmax_view(x.shape(), axis, flatten_2d, ctx.where());
-    const DType out_type = ctx.input(0).dtype();
-    if (!is_half_type(out_type)) {
-      hardmax_ref(x, v.outer, v.axis_dim, v.inner, ctx.output(0, out_type, x.shape()));
-      return;
-    }
-    Tensor staged = Tensor::allocate(DType::kFloat32, x.shape());
-    hardmax_ref(x, v.outer, v.axis_dim, v.inner, staged);
-    float32_to_half(staged, ctx.output(0, out_type, x.shape()));
+    Tensor y = compute_tensor(ctx.input(0).dtype(), x.shape());
+    hardmax_ref(x, v.outer, v.axis_dim, v.inner, y);
+    store_output(ctx, 0, ctx.input(0).dtype(), y);
   });
 }
 

@@ -5,6 +5,7 @@
 #include "ops/onnx/reduce/losses.h"
 #include "ops/onnx/reduce/reduce_common.h"
 #include "ops/onnx/reduce/softmax.h"
+#include "ops/staging.h"
 
 namespace pointrt {
 namespace {
@@ -45,15 +46,12 @@ std::array<int64_t, 3> loss_dims(const Tensor& input, const Tensor& target, cons
 void write_loss(KernelContext& ctx, const std::vector<double>& loss, const Shape& target_shape, LossReduction r,
                 DType dtype) {
   const Shape shape = r == LossReduction::kNone ? target_shape : Shape{};
-  Tensor staged = Tensor::allocate(is_half_type(dtype) ? DType::kFloat32 : dtype, shape);
+  Tensor staged = compute_tensor(dtype, shape);
   dispatch_float(staged.dtype(), "loss", [&](auto tag) {
     using T = decltype(tag);
     for (size_t i = 0; i < loss.size(); ++i) staged.data_as<T>()[i] = static_cast<T>(loss[i]);
   });
-  if (is_half_type(dtype))
-    float32_to_half(staged, ctx.output(0, dtype, shape));
-  else
-    ctx.set_output(0, staged);
+  store_output(ctx, 0, dtype, staged);
 }
 
 std::vector<int64_t> read_targets(const Tensor& t, const std::string& where) {
@@ -117,12 +115,7 @@ std::unique_ptr<OpKernel> make_softmax_cross_entropy_kernel(const KernelInit& in
     const auto loss = nll_loss_ref(log_prob, read_targets(ctx.input(1), ctx.where()), weight, N, C, D, p, ctx.where());
     const DType dtype = ctx.input(0).dtype();
     write_loss(ctx, loss, ctx.input(1).shape(), p.reduction, dtype);
-    if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) {
-      if (is_half_type(dtype))
-        float32_to_half(log_prob, ctx.output(1, dtype, x.shape()));
-      else
-        ctx.set_output(1, log_prob);
-    }
+    if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) store_output(ctx, 1, dtype, log_prob);
   });
 }
 
