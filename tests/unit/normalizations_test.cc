@@ -74,7 +74,8 @@ TEST(MeanVarianceNormalization, DefaultAxesAndCustomAxes) {
 
 TEST(LpNormalization, L1AndL2) {
   NodeCase c{"LpNormalization", 1, "", {{"x", tensor_of<float>({2, 2}, {3, 4, -1, 1})}}};
-  EXPECT_EQ(values_of<float>(run_node(c)[0]), (std::vector<float>{0.6f, 0.8f, -1 / std::sqrt(2.f), 1 / std::sqrt(2.f)}));
+  EXPECT_EQ(values_of<float>(run_node(c)[0]),
+            (std::vector<float>{0.6f, 0.8f, -1 / std::sqrt(2.f), 1 / std::sqrt(2.f)}));
   c.attrs = [](onnx::NodeProto& n) {
     ModelBuilder::attr_int(n, "p", 1);
     ModelBuilder::attr_int(n, "axis", 0);
@@ -94,8 +95,8 @@ TEST(GroupNormalization, PerGroupAndPerChannelScale) {
       for (int i = 0; i < 6; ++i) sq += std::pow(x.data_as<float>()[g * 6 + i] - m, 2);
       for (int i = 0; i < 6; ++i) {
         const float s = scale[per_channel ? g * 2 + i / 3 : g];
-        EXPECT_NEAR(y.data_as<float>()[g * 6 + i], (x.data_as<float>()[g * 6 + i] - m) / std::sqrt(sq / 6 + 1e-5) * s + 1,
-                    1e-5);
+        EXPECT_NEAR(y.data_as<float>()[g * 6 + i],
+                    (x.data_as<float>()[g * 6 + i] - m) / std::sqrt(sq / 6 + 1e-5) * s + 1, 1e-5);
       }
     }
   };
@@ -106,10 +107,11 @@ TEST(GroupNormalization, PerGroupAndPerChannelScale) {
                {{"x", x}, {"scale", tensor_of<float>({2}, {2, 3})}, {"bias", tensor_of<float>({2}, {1, 1})}}};
   g18.attrs = groups;
   expect_group_norm(run_node(g18)[0], {2, 3}, false);
-  NodeCase g21{"GroupNormalization",
-               21,
-               "",
-               {{"x", x}, {"scale", tensor_of<float>({4}, {1, 2, 3, 4})}, {"bias", tensor_of<float>({4}, {1, 1, 1, 1})}}};
+  NodeCase g21{
+      "GroupNormalization",
+      21,
+      "",
+      {{"x", x}, {"scale", tensor_of<float>({4}, {1, 2, 3, 4})}, {"bias", tensor_of<float>({4}, {1, 1, 1, 1})}}};
   g21.attrs = groups;
   expect_group_norm(run_node(g21)[0], {1, 2, 3, 4}, true);
   g21.inputs[1].second = tensor_of<float>({2}, {1, 2});

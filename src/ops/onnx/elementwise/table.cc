@@ -21,9 +21,10 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 void register_onnx_elementwise(OpTable& t) {
   using namespace ew;
   const std::vector<DType> kHalf = {DType::kFloat16};
-  const std::vector<DType> F = plus(kHalf, kFloatTypes);          // float16, float, double
-  const std::vector<DType> N = plus(kHalf, kNumericTypes);        // every number
-  const std::vector<DType> A = plus(kHalf, kAllTypes);            // every number and bool
+  const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
+  const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number
+  const std::vector<DType> A = plus(kHalf, kAllTypes);      // every number and bool
+  const std::vector<DType> kCastTypes = plus({DType::kBFloat16}, A);
   const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);  // signed numbers
   const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
@@ -94,8 +95,8 @@ void register_onnx_elementwise(OpTable& t) {
   t.add(
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
-  t.add({"", "CastLike", 15, 21, A, castlike_factory(), "to input 1's element type; types as Cast"});
-  t.add({"", "Cast", 6, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
+  t.add({"", "CastLike", 15, 21, kCastTypes, castlike_factory(), "to input 1's element type; types as Cast"});
+  t.add({"", "Cast", 6, 21, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16; no string/float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
   for (auto [op, b] :
