@@ -45,8 +45,10 @@ class ExportReport:
                  f"opset {self.opset}, pointrt nodes: "
                  + (", ".join(f"{k} x{v}" for k, v in sorted(self.pointrt_nodes.items()))
                     or "none") + ")"]
+        if self.adaptive_pool_patched:
+            lines.append("  adaptive_avg_pool2d written in its static form (the traced image size is fixed)")
         if self.verified is None:
-            lines.append(f"  verification skipped: {self.verify_skipped}")
+            lines.append(f"  verification skipped: {self.verify_skipped or 'verify=False'}")
         elif not self.max_errors:
             lines.append(f"  verification failed: {self.verify_skipped.splitlines()[0]}")
         else:
@@ -200,18 +202,17 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
       verify: run the file with ``pointrt._pointrt`` and compare with PyTorch; skipped with a
         warning when the module is absent.  Errors above ``atol + rtol * max|torch|`` warn, or
         raise :class:`VerificationError` with ``strict=True``.
-      fix_adaptive_pool: on the exporter's adaptive-pooling failure, retry with
-        :func:`pointrt.torch.patches.patch_adaptive_avg_pool2d` (static input sizes).
+      fix_adaptive_pool: trace ``adaptive_avg_pool2d`` in its static form
+        (:func:`pointrt.torch.patches.patch_adaptive_avg_pool2d`: AveragePool, or MatMul with
+        constant averaging matrices where the sizes do not divide), which torch.onnx otherwise
+        refuses; the traced image size is then fixed in the file.
       quiet: do not print the summary.
       export_kwargs: passed to ``torch.onnx.export``.
 
     Returns:
       an :class:`ExportReport` (also printed unless ``quiet``).
     """
-    import onnx
     import torch
-
-    from .torch.patches import is_adaptive_pool_export_error, patch_adaptive_avg_pool2d
 
     path = os.fspath(path)
     opset = _resolve_opset(opset)
@@ -221,20 +222,8 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     if not isinstance(model, torch.nn.Module):
         raise ExportError(f"model must be a torch.nn.Module, got {type(model).__name__}")
 
-    patched = False
-    try:
-        ref = _run_torch(model, args)
-    except Exception as e:
-        if not (fix_adaptive_pool and is_adaptive_pool_export_error(e)):
-            raise
-        ref = None
-    if len(ref or []) != len(output_names):
-        if ref is not None:
-            raise ExportError(f"the model returns {len(ref)} tensors but {len(output_names)} "
-                              f"output_names were given: {output_names}")
-    axes = _build_dynamic_axes(args, ref, input_names, output_names, dynamic_points,
-                               point_axes, dynamic_batch, dynamic_axes)
-
+    axes = _build_dynamic_axes(args, [], input_names, [], dynamic_points, point_axes,
+                               dynamic_batch, dynamic_axes)
     custom = dict(export_kwargs.pop("custom_opsets", {}) or {})
     custom.setdefault("pointrt", 1)
     kw = dict(input_names=input_names, output_names=output_names, opset_version=opset,
@@ -242,45 +231,25 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
               do_constant_folding=do_constant_folding)
     kw.update(export_kwargs)
 
-    def _do_export():
-        with _quiet_export():
-            torch.onnx.export(model, args, path, **kw)
-
+    buffer = io.BytesIO()
+    was_training = model.training
+    model.eval()
     try:
-        _do_export()
+        with _quiet_export(), _adaptive_pool_fix(fix_adaptive_pool) as frozen_pools, \
+                _capture_outputs(model) as captured:
+            torch.onnx.export(model, args, buffer, **kw)
     except Exception as e:  # noqa: BLE001 - turned into an ExportError below
-        if fix_adaptive_pool and is_adaptive_pool_export_error(e):
-            warnings.warn("pointrt.export: torch.onnx cannot export adaptive_avg_pool2d here "
-                          f"({str(e).splitlines()[0][:160]}); retrying with the static "
-                          "equivalent (pointrt.torch.patches.patch_adaptive_avg_pool2d), which "
-                          "freezes the traced input size.")
-            with patch_adaptive_avg_pool2d():
-                _do_export()
-                if ref is None:
-                    ref = _run_torch(model, args)
-            patched = True
-        elif is_adaptive_pool_export_error(e):
-            raise ExportError(
-                "torch.onnx cannot export adaptive_avg_pool2d whose output size does not divide "
-                "the input size; pass fix_adaptive_pool=True or wrap the export in "
-                "pointrt.torch.patches.patch_adaptive_avg_pool2d()") from e
-        else:
-            raise ExportError(f"torch.onnx.export failed: {type(e).__name__}: "
-                              f"{str(e).strip()[:2000]}") from e
-
-    if ref is not None:
-        _fix_output_shapes(path, output_names, ref, axes)
-
-    try:
-        onnx.checker.check_model(path)
-    except Exception as e:
-        raise ExportError(f"{path} was written but fails onnx.checker: {e}") from e
-
-    mp = onnx.load(path, load_external_data=False)
-    nodes = Counter(n.op_type for n in mp.graph.node if n.domain == "pointrt")
-    report = ExportReport(path=path, opset=opset, size_bytes=os.path.getsize(path),
-                          pointrt_nodes=dict(nodes), dynamic_axes=axes,
-                          adaptive_pool_patched=patched)
+        if captured:
+            _check_output_count(_flatten(captured[0]), output_names)
+        raise _export_error(e) from e
+    finally:
+        model.train(was_training)
+    ref = _flatten(captured[0]) if captured else _run_torch(model, args)
+    _check_output_count(ref, output_names)
+    axes = _build_dynamic_axes(args, ref, input_names, output_names, dynamic_points,
+                               point_axes, dynamic_batch, dynamic_axes)
+    report = _finish_file(buffer.getvalue(), path, opset, output_names, ref, axes)
+    report.adaptive_pool_patched = bool(frozen_pools)
 
     if verify:
         _verify(report, args, ref, input_names, output_names, atol, rtol, strict)
@@ -289,18 +258,86 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     return report
 
 
-def _fix_output_shapes(path, output_names, ref, axes):
+def _check_output_count(ref: list, output_names: List[str]) -> None:
+    if len(ref) != len(output_names):
+        raise ExportError(f"the model returns {len(ref)} tensors but {len(output_names)} "
+                          f"output_names were given: {output_names}")
+
+
+@contextlib.contextmanager
+def _adaptive_pool_fix(enabled: bool):
+    """Decided before tracing: with ``enabled`` every adaptive_avg_pool2d is traced in its
+    static form (one trace; no retry after the exporter's refusal)."""
+    if not enabled:
+        yield []
+        return
+    from .torch.patches import patch_adaptive_avg_pool2d
+    with patch_adaptive_avg_pool2d() as frozen:
+        yield frozen
+
+
+@contextlib.contextmanager
+def _capture_outputs(model):
+    """Keep the outputs of the exporter's own trace of ``model`` (real values: the tracer runs
+    the forward), so that no second forward is needed for verification."""
+    from .torch._tracing import NotTraced
+    captured: list = []
+
+    def hook(module, inputs, output):
+        with NotTraced():
+            captured[:] = [_detached(output)]
+
+    handle = model.register_forward_hook(hook)
+    try:
+        yield captured
+    finally:
+        handle.remove()
+
+
+def _detached(out):
+    import torch
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    if isinstance(out, (list, tuple)):
+        return [_detached(o) for o in out]
+    if isinstance(out, dict):
+        return {k: _detached(v) for k, v in out.items()}
+    return out
+
+
+def _export_error(e: BaseException) -> ExportError:
+    from .torch.patches import is_adaptive_pool_export_error
+    if is_adaptive_pool_export_error(e):
+        return ExportError(
+            "torch.onnx cannot export adaptive_avg_pool2d whose output size does not divide "
+            "the input size; pass fix_adaptive_pool=True or wrap the export in "
+            "pointrt.torch.patches.patch_adaptive_avg_pool2d()")
+    return ExportError(f"torch.onnx.export failed: {type(e).__name__}: {str(e).strip()[:2000]}")
+
+
+def _finish_file(data: bytes, path: str, opset: int, output_names, ref, axes) -> ExportReport:
+    """Output shapes, onnx.checker and the node count on the exported bytes; one write."""
+    import onnx
+    model = onnx.load_from_string(data)
+    _fix_output_shapes(model, output_names, ref, axes)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise ExportError(f"the exported model fails onnx.checker: {e}") from e
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    nodes = Counter(n.op_type for n in model.graph.node if n.domain == "pointrt")
+    return ExportReport(path=path, opset=opset, size_bytes=os.path.getsize(path),
+                        pointrt_nodes=dict(nodes), dynamic_axes=axes)
+
+
+def _fix_output_shapes(model, output_names, ref, axes) -> None:
     """Write the traced length of every output axis that is not dynamic.
 
     The exporter cannot infer shapes through ``pointrt`` nodes and names such axes with fresh
     symbols (``Gatherfeatures_dim_1``); the traced sizes are the true ones for every axis that
     does not depend on the dynamic ones, which are exactly the axes left out of ``axes``.
     """
-    import onnx
-    if os.path.getsize(path) > (1 << 30):   # leave very large files (external data) alone
-        return
-    model = onnx.load(path)
-    changed = False
     for out in model.graph.output:
         if out.name not in output_names:
             continue
@@ -310,14 +347,10 @@ def _fix_output_shapes(path, output_names, ref, axes):
         if len(dims) != t.dim():
             continue
         for i, d in enumerate(dims):
-            if i not in dyn and not d.HasField("dim_value"):
-                d.dim_value = int(t.shape[i])
-                changed = True
-            elif i in dyn and d.dim_param != dyn[i]:
+            if i in dyn:
                 d.dim_param = dyn[i]
-                changed = True
-    if changed:
-        onnx.save(model, path)
+            elif not d.HasField("dim_value"):
+                d.dim_value = int(t.shape[i])
 
 
 def _verify(report, args, ref, input_names, output_names, atol, rtol, strict):

@@ -1,6 +1,7 @@
 """pointrt.export: opset selection and errors, dynamic point axis, checker, adaptive pooling."""
 import os
 import warnings
+from collections import Counter
 
 import numpy as np
 import onnx
@@ -114,17 +115,24 @@ def test_plain_torch_export_fails_on_adaptive_pool(tmp_path):
                           opset_version=13)
 
 
-def test_export_fixes_adaptive_pool_and_onnxruntime_agrees(tmp_path):
+def test_export_fixes_adaptive_pool_in_one_trace_and_onnxruntime_agrees(tmp_path):
     ort = pytest.importorskip("onnxruntime")
     model = PSP().eval()
+    forwards = []
+    model.register_forward_hook(lambda *a: forwards.append(1))
     x = torch.randn(1, 4, 10, 14)
     path = str(tmp_path / "psp.onnx")
-    with pytest.warns(UserWarning, match="adaptive_avg_pool2d"):
-        rep = pointrt.export(model, x, path, input_names=["img"],
-                             output_names=[f"s{i}" for i in range(4)], dynamic_points=False,
-                             verify=False, quiet=True)
+    rep = pointrt.export(model, x, path, input_names=["img"], output_names=[f"s{i}" for i in range(4)],
+                         dynamic_points=False, verify=False, quiet=True)
     assert rep.adaptive_pool_patched
+    assert len(forwards) == 1  # decided before tracing: one trace, and no separate reference run
     assert torch.nn.functional.adaptive_avg_pool2d is not adaptive_avg_pool2d_static
+    # bins 3 and 6 on 10x14: two MatMul each, with constant averaging matrices (no nodes build them)
+    graph = onnx.load(path).graph
+    ops = Counter(n.op_type for n in graph.node)
+    assert ops["MatMul"] == 4 and not {"ScatterND", "ConstantOfShape", "Expand"} & set(ops), ops
+    constants = {i.name for i in graph.initializer} | {o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    assert all(any(i in constants for i in n.input) for n in graph.node if n.op_type == "MatMul")
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = sess.run(None, {"img": x.numpy()})
     with torch.no_grad():

@@ -25,9 +25,13 @@ The input size is read while tracing and frozen into the file: export at the siz
 import contextlib
 from typing import Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from ._tracing import NotTraced
 
 __all__ = ["adaptive_avg_pool2d_static", "StaticAdaptiveAvgPool2d", "replace_adaptive_avg_pool2d",
            "patch_adaptive_avg_pool2d", "is_adaptive_pool_export_error"]
@@ -43,13 +47,17 @@ def _pair(output_size) -> Tuple[Optional[int], Optional[int]]:
 
 
 def _bins_matrix(n_in: int, n_out: int, dtype, device) -> torch.Tensor:
-    """[n_out, n_in] averaging matrix of adaptive pooling along one axis."""
-    m = torch.zeros((n_out, n_in), dtype=dtype, device=device)
+    """[n_out, n_in] averaging matrix of adaptive pooling along one axis.
+
+    Built in numpy and outside the tracer, so an export records it as one constant (built with
+    tensor ops it became a few hundred nodes of the graph)."""
+    m = np.zeros((n_out, n_in), dtype=np.float64)
     for i in range(n_out):
         s = (i * n_in) // n_out
         e = -((-(i + 1) * n_in) // n_out)  # ceil((i+1)*n_in/n_out)
         m[i, s:e] = 1.0 / (e - s)
-    return m
+    with NotTraced():
+        return torch.from_numpy(m).to(dtype=dtype, device=device)
 
 
 def adaptive_avg_pool2d_static(x: torch.Tensor, output_size) -> torch.Tensor:
@@ -99,10 +107,21 @@ def replace_adaptive_avg_pool2d(model: nn.Module) -> int:
 
 @contextlib.contextmanager
 def patch_adaptive_avg_pool2d():
-    """Within the block, ``torch.nn.functional.adaptive_avg_pool2d`` is the static form."""
-    F.adaptive_avg_pool2d = adaptive_avg_pool2d_static
+    """Within the block, ``torch.nn.functional.adaptive_avg_pool2d`` is the static form.
+
+    Yields a list that receives ``((H, W), (oh, ow))`` for every call whose input size the
+    static form froze (every call but a global 1x1 average, which stays size-independent)."""
+    frozen: list = []
+
+    def recording(x, output_size):
+        oh, ow = _pair(output_size)
+        if (oh, ow) != (1, 1):
+            frozen.append(((int(x.shape[-2]), int(x.shape[-1])), (oh, ow)))
+        return adaptive_avg_pool2d_static(x, output_size)
+
+    F.adaptive_avg_pool2d = recording
     try:
-        yield
+        yield frozen
     finally:
         F.adaptive_avg_pool2d = _original_adaptive_avg_pool2d
 
