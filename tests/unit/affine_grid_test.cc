@@ -8,10 +8,11 @@ using namespace pointrt;
 using namespace pointrt::test;
 
 TEST(AffineGrid, IdentityIsTheBaseGrid) {
-  NodeCase c{"AffineGrid",
-             20,
-             "",
-             {{"theta", tensor_of<float>({1, 2, 3}, {1, 0, 0, 0, 1, 0.5f})}, {"size", tensor_of<int64_t>({4}, {1, 1, 2, 3})}}};
+  NodeCase c{
+      "AffineGrid",
+      20,
+      "",
+      {{"theta", tensor_of<float>({1, 2, 3}, {1, 0, 0, 0, 1, 0.5f})}, {"size", tensor_of<int64_t>({4}, {1, 1, 2, 3})}}};
   // align_corners = 0: x in {-2/3, 0, 2/3}, y in {-1/2, 1/2}; the translation adds 0.5 to y.
   auto g = values_of<float>(run_node(c)[0]);
   ASSERT_EQ(g.size(), 12u);

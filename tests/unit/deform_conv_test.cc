@@ -31,7 +31,10 @@ TEST(DeformConv, ZeroOffsetsIsConvWithGroupsPadsStrides) {
   conv.attrs = attrs;
   const Tensor want = run_node(conv)[0];
   const int64_t oh = want.dim(2), ow = want.dim(3);
-  NodeCase dc{"DeformConv", 19, "", {{"x", x}, {"w", w}, {"off", Tensor::zeros(DType::kFloat32, {2, 2 * 6 * 2, oh, ow})}, {"b", b}}};
+  NodeCase dc{"DeformConv",
+              19,
+              "",
+              {{"x", x}, {"w", w}, {"off", Tensor::zeros(DType::kFloat32, {2, 2 * 6 * 2, oh, ow})}, {"b", b}}};
   dc.attrs = [&](onnx::NodeProto& n) {
     attrs(n);
     ModelBuilder::attr_int(n, "offset_group", 2);

@@ -50,7 +50,8 @@ TEST(MaxUnpool, InvertsMaxPoolIndices) {
 
 TEST(MaxRoiPool, BinsOfTheRoundedRoi) {
   // 4x4 image of 0..15, ROI (x 0..3, y 0..1) pooled to 1x2: maxima of columns 0-1 and 2-3 in rows 0-1.
-  NodeCase c{"MaxRoiPool", 1, "", {{"x", iota_tensor({1, 1, 4, 4})}, {"rois", tensor_of<float>({1, 5}, {0, 0, 0, 3, 1})}}};
+  NodeCase c{
+      "MaxRoiPool", 1, "", {{"x", iota_tensor({1, 1, 4, 4})}, {"rois", tensor_of<float>({1, 5}, {0, 0, 0, 3, 1})}}};
   c.attrs = [](onnx::NodeProto& n) { ModelBuilder::attr_ints(n, "pooled_shape", {1, 2}); };
   EXPECT_EQ(values_of<float>(run_node(c)[0]), (std::vector<float>{5, 7}));
   c.inputs[1].second = tensor_of<float>({1, 5}, {3, 0, 0, 3, 1});

@@ -6,6 +6,7 @@
 // ops/version_adapter.h).
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
+#include "ops/onnx/elementwise/random.h"
 #include "ops/version_adapter.h"
 
 namespace pointrt {
@@ -155,6 +156,15 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Min", 12, 21, N, variadic_factory(VariadicOp::kMin), "opset 12 added integers"});
   t.add({"", "Sum", 1, 21, F, variadic_factory(VariadicOp::kSum)});
   t.add({"", "Mean", 1, 21, F, variadic_factory(VariadicOp::kMean)});
+  // Random generators (never constant-folded).
+  const std::vector<DType> kHalfFloat = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  t.add({"", "RandomUniform", 1, 21, {}, random_factory(RandomOp::kUniform), "seeded MT19937; low/high", -1});
+  t.add({"", "RandomNormal", 1, 21, {}, random_factory(RandomOp::kNormal), "seeded MT19937; mean/scale", -1});
+  t.add({"", "RandomUniformLike", 1, 21, {}, random_factory(RandomOp::kUniformLike), "input's shape (any type)"});
+  t.add({"", "RandomNormalLike", 1, 21, {}, random_factory(RandomOp::kNormalLike), "input's shape (any type)"});
+  t.add({"", "Bernoulli", 15, 21, kHalfFloat, random_factory(RandomOp::kBernoulli), "u < p; dtype attribute"});
+  t.add({"", "Multinomial", 7, 21, kHalfFloat, random_factory(RandomOp::kMultinomial),
+         "from unnormalised log-probabilities; int32/int64"});
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
 }

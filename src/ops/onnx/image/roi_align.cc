@@ -64,8 +64,8 @@ std::unique_ptr<OpKernel> make_roi_align_kernel(const KernelInit& init) {
   const std::string mode = init.attrs().get_string("mode", "avg");
   if (mode != "avg" && mode != "max") fail(init.where(), ": attribute 'mode' is '", mode, "', expected avg or max");
   p.max_mode = mode == "max";
-  const std::string ctm =
-      init.attrs().get_string("coordinate_transformation_mode", init.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  const std::string ctm = init.attrs().get_string("coordinate_transformation_mode",
+                                                  init.opset() >= 16 ? "half_pixel" : "output_half_pixel");
   if (ctm != "half_pixel" && ctm != "output_half_pixel")
     fail(init.where(), ": attribute 'coordinate_transformation_mode' is '", ctm,
          "', expected half_pixel or output_half_pixel");

@@ -26,7 +26,8 @@ void col2im_ref(const Tensor& x, const Col2ImGeometry& g, int64_t N, int64_t C, 
         }
         if (!inside) continue;
         for (int64_t n = 0; n < N; ++n)
-          for (int64_t c = 0; c < C; ++c) out[(n * C + c) * img + pos] += x.data_as<T>()[((n * C + c) * K + ki) * L + li];
+          for (int64_t c = 0; c < C; ++c)
+            out[(n * C + c) * img + pos] += x.data_as<T>()[((n * C + c) * K + ki) * L + li];
       }
     }
   });

@@ -33,8 +33,8 @@ void deform_conv_ref(const Tensor& x, const Tensor& w, const Tensor& offset, con
   dispatch_float(x.dtype(), "DeformConv", [&](auto tag) {
     using T = decltype(tag);
     auto off = [&](int64_t n, int64_t g, int64_t t, int64_t k, int64_t i, int64_t j) {
-      return static_cast<double>(offset.data_as<T>()[(((n * p.offset_group + g) * taps + t) * 2 + k) * p.oh * p.ow +
-                                                     i * p.ow + j]);
+      return static_cast<double>(
+          offset.data_as<T>()[(((n * p.offset_group + g) * taps + t) * 2 + k) * p.oh * p.ow + i * p.ow + j]);
     };
     for (int64_t n = 0; n < N; ++n)
       for (int64_t oc = 0; oc < OC; ++oc)
@@ -50,7 +50,8 @@ void deform_conv_ref(const Tensor& x, const Tensor& w, const Tensor& offset, con
                 const double sy = i * p.sh - p.pad_top + ki * p.dh + off(n, og, t, 0, i, j);
                 const double sx = j * p.sw - p.pad_left + kj * p.dw + off(n, og, t, 1, i, j);
                 double v = sample_zero_padded(plane, H, W, sy, sx);
-                if (mask.defined()) v *= mask.data_as<T>()[((n * p.offset_group + og) * taps + t) * p.oh * p.ow + i * p.ow + j];
+                if (mask.defined())
+                  v *= mask.data_as<T>()[((n * p.offset_group + og) * taps + t) * p.oh * p.ow + i * p.ow + j];
                 acc += v * w.data_as<T>()[((oc * cpg + ci) * p.kh + ki) * p.kw + kj];
               }
             }

@@ -13,7 +13,8 @@ void max_roi_pool_ref(const Tensor& x, const Tensor& rois, int64_t ph, int64_t p
     for (int64_t r = 0; r < R; ++r) {
       const T* roi = rois.data_as<T>() + r * 5;
       const int64_t b = static_cast<int64_t>(roi[0]);
-      if (!(roi[0] >= 0) || b >= N) fail("MaxRoiPool: rois[", r, "] names batch ", roi[0], ", outside [0, ", N - 1, "]");
+      if (!(roi[0] >= 0) || b >= N)
+        fail("MaxRoiPool: rois[", r, "] names batch ", roi[0], ", outside [0, ", N - 1, "]");
       auto at = [&](int k) { return static_cast<int64_t>(std::round(roi[k] * scale)); };
       const int64_t x1 = at(1), y1 = at(2), x2 = at(3), y2 = at(4);
       const double bh = static_cast<double>(std::max<int64_t>(y2 - y1 + 1, 1)) / ph;

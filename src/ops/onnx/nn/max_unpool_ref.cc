@@ -29,7 +29,8 @@ std::unique_ptr<OpKernel> make_max_unpool_kernel(const KernelInit& init) {
     const auto strides = window_attr_values(strides_attr, "strides", 1, nsp, ctx.where(), for_x);
     const auto pads = window_attr_values(pads_attr, "pads", 0, 2 * nsp, ctx.where(), for_x);
     Shape out = {x.dim(0), x.dim(1)};  // the default output: what MaxPool's indices refer to
-    for (size_t i = 0; i < nsp; ++i) out.push_back((x.dim(i + 2) - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp]);
+    for (size_t i = 0; i < nsp; ++i)
+      out.push_back((x.dim(i + 2) - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp]);
     Shape requested = out;
     if (ctx.has_input(2)) {
       requested = tensor_ops::read_int_list(ctx.input(2), ctx.where(), "input 2 (output_shape)");
