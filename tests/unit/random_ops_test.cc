@@ -14,7 +14,8 @@ namespace {
 void seed(onnx::NodeProto& n, float s) { ModelBuilder::attr_float(n, "seed", s); }
 double mean_of(const Tensor& t) {
   double m = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) m += t.dtype() == DType::kFloat64 ? t.data_as<double>()[i] : t.data_as<float>()[i];
+  for (int64_t i = 0; i < t.numel(); ++i)
+    m += t.dtype() == DType::kFloat64 ? t.data_as<double>()[i] : t.data_as<float>()[i];
   return m / t.numel();
 }
 }  // namespace

@@ -26,7 +26,7 @@ struct RandomParams {
   RandomOp op;
   bool seeded = false;
   uint32_t seed = 0;
-  double a = 0, b = 1;  // low/high (uniform) or mean/scale (normal)
+  double a = 0, b = 1;              // low/high (uniform) or mean/scale (normal)
   DType dtype = DType::kUndefined;  // from the attribute, or undefined = the input's
   Shape shape;                      // RandomUniform / RandomNormal
   int64_t sample_size = 1;
@@ -82,8 +82,7 @@ void run_random(KernelContext& ctx, const RandomParams& p) {
     case RandomOp::kUniformLike:
       return store_draws(ctx, dtype, shape, [&](int64_t) { return lo + (hi - lo) * s.uniform(); });
     case RandomOp::kNormal:
-    case RandomOp::kNormalLike:
-      return store_draws(ctx, dtype, shape, [&](int64_t) { return lo + hi * s.normal(); });
+    case RandomOp::kNormalLike: return store_draws(ctx, dtype, shape, [&](int64_t) { return lo + hi * s.normal(); });
     case RandomOp::kBernoulli: {
       const Tensor x = to_float32(ctx.input(0));
       Tensor prob = Tensor::allocate(DType::kFloat64, x.shape());

@@ -16,6 +16,7 @@
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
+#include "ops/onnx/signal/windows.h"
 
 namespace pointrt {
 namespace {
@@ -146,5 +147,6 @@ void register_onnx_reduce(OpTable& t) {
   add_axis_op_rows(t);
   add_normalization_rows(t);
   add_linear_algebra_rows(t);
+  add_signal_rows(t);  // ops/onnx/signal: registered here until families are split by the registration API
 }
 }  // namespace pointrt
