@@ -156,7 +156,31 @@ std::string run_and_compare(const Session& session, const fs::path& set, const s
   return "";
 }
 
+Outcome run_test_checked(const fs::path& dir);
+
+// Tests whose expected outputs contradict their own model, checked by hand (the test is still
+// run: if it ever passes, this entry is stale and the runner says so).
+const std::map<std::string, std::string>& known_bad_tests() {
+  static const std::map<std::string, std::string> bad = {
+      {"test_adam_multiple",
+       "the expected outputs were computed with epsilon = 1e-2, which the node does not set (ONNX's default is 1e-6)"},
+  };
+  return bad;
+}
+
 Outcome run_test(const fs::path& dir) {
+  Outcome r{dir.filename().string(), "", ""};
+  auto bad = known_bad_tests().find(r.label);
+  if (bad != known_bad_tests().end()) {
+    Outcome o = run_test_checked(dir);
+    if (o.status == "failed") return {o.label, "invalid data", bad->second};
+    if (o.status == "passed") return {o.label, "failed", "listed in known_bad_tests() but passes: remove the entry"};
+    return o;
+  }
+  return run_test_checked(dir);
+}
+
+Outcome run_test_checked(const fs::path& dir) {
   Outcome r{dir.filename().string(), "", ""};
   try {
     Model model = Model::load((dir / "model.onnx").string());

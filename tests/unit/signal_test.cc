@@ -46,10 +46,8 @@ TEST(Dft, LengthPadsOrCutsAndErrors) {
 
 TEST(Stft, FramesAreDftsOfWindowedSlices) {
   const Tensor sig = iota_tensor({1, 10, 1});
-  NodeCase c{"STFT",
-             17,
-             "",
-             {{"s", sig}, {"step", tensor_of<int64_t>({}, {3})}, {"w", tensor_of<float>({4}, {1, 2, 2, 1})}}};
+  NodeCase c{
+      "STFT", 17, "", {{"s", sig}, {"step", tensor_of<int64_t>({}, {3})}, {"w", tensor_of<float>({4}, {1, 2, 2, 1})}}};
   const Tensor y = run_node(c)[0];
   ASSERT_EQ(y.shape(), (Shape{1, 3, 3, 2}));  // 1 + (10 - 4) / 3 frames, onesided 4 / 2 + 1 bins
   for (int f = 0; f < 3; ++f) {

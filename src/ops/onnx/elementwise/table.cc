@@ -7,6 +7,7 @@
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
 #include "ops/onnx/elementwise/random.h"
+#include "ops/onnx/training/optimizers.h"
 #include "ops/version_adapter.h"
 
 namespace pointrt {
@@ -165,6 +166,7 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Bernoulli", 15, 21, kHalfFloat, random_factory(RandomOp::kBernoulli), "u < p; dtype attribute"});
   t.add({"", "Multinomial", 7, 21, kHalfFloat, random_factory(RandomOp::kMultinomial),
          "from unnormalised log-probabilities; int32/int64"});
+  add_training_rows(t);  // ops/onnx/training (ai.onnx.preview.training), registered with this family for now
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
 }

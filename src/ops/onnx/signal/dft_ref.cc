@@ -72,7 +72,8 @@ std::unique_ptr<OpKernel> make_dft_kernel(const KernelInit& init) {
     const int64_t r = static_cast<int64_t>(x.rank());
     const int64_t axis_value = axis_is_input ? optional_scalar(ctx, 2, axis_attr, "input 2 (axis)") : axis_attr;
     if (r < 2 || axis_value < -r || axis_value > r - 2 || axis_value == -1)
-      fail(ctx.where(), ": axis ", axis_value, " is not a signal axis of input 0 of shape ", shape_to_string(x.shape()));
+      fail(ctx.where(), ": axis ", axis_value, " is not a signal axis of input 0 of shape ",
+           shape_to_string(x.shape()));
     const int64_t axis = axis_value < 0 ? axis_value + r : axis_value;
     const int64_t n = x.dim(axis), length = optional_scalar(ctx, 1, n, "input 1 (dft_length)");
     if (length < 1) fail(ctx.where(), ": dft_length must be >= 1, got ", length);
@@ -98,7 +99,8 @@ std::unique_ptr<OpKernel> make_stft_kernel(const KernelInit& init) {
     const int64_t batch = x.dim(0), len = x.dim(1);
     const int64_t step = tensor_ops::read_int_scalar(ctx.input(1), ctx.where(), "input 1 (frame_step)");
     const Tensor window = ctx.has_input(2) ? to_float32(ctx.input(2)) : Tensor();
-    const int64_t frame_length = optional_scalar(ctx, 3, window.defined() ? window.numel() : len, "input 3 (frame_length)");
+    const int64_t frame_length =
+        optional_scalar(ctx, 3, window.defined() ? window.numel() : len, "input 3 (frame_length)");
     const int64_t w = window.defined() ? window.numel() : frame_length;
     if (step < 1 || frame_length < 1 || w < 1 || w > len)
       fail(ctx.where(), ": frame_step ", step, ", frame_length ", frame_length, " and window length ", w,

@@ -18,8 +18,8 @@ enum class WindowKind { kHann, kHamming, kBlackman };
 
 std::vector<double> window_ref(WindowKind kind, int64_t size, bool periodic);
 /// Row-major [floor(dft_length / 2) + 1, num_mel_bins].
-std::vector<double> mel_weight_matrix_ref(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate, double lower_hz,
-                                          double upper_hz);
+std::vector<double> mel_weight_matrix_ref(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate,
+                                          double lower_hz, double upper_hz);
 
 std::unique_ptr<OpKernel> make_window_kernel(const KernelInit& init, WindowKind kind);
 std::unique_ptr<OpKernel> make_mel_weight_matrix_kernel(const KernelInit& init);

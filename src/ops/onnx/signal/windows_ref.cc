@@ -70,7 +70,8 @@ double read_number(KernelContext& ctx, size_t i, const char* what) {
   const Tensor x = to_float32(ctx.input(i));
   if (x.numel() != 1) fail(ctx.where(), ": ", what, " must be a scalar, got shape ", shape_to_string(x.shape()));
   double v = 0;
-  dispatch_numeric(x.dtype(), ctx.where().c_str(), [&](auto tag) { v = static_cast<double>(x.data_as<decltype(tag)>()[0]); });
+  dispatch_numeric(x.dtype(), ctx.where().c_str(),
+                   [&](auto tag) { v = static_cast<double>(x.data_as<decltype(tag)>()[0]); });
   return v;
 }
 
@@ -93,7 +94,8 @@ std::unique_ptr<OpKernel> make_mel_weight_matrix_kernel(const KernelInit& init) 
     const int64_t bins = tensor_ops::read_int_scalar(ctx.input(0), w, "input 0 (num_mel_bins)");
     const int64_t dft_length = tensor_ops::read_int_scalar(ctx.input(1), w, "input 1 (dft_length)");
     const int64_t rate = tensor_ops::read_int_scalar(ctx.input(2), w, "input 2 (sample_rate)");
-    const double lo = read_number(ctx, 3, "input 3 (lower_edge_hertz)"), hi = read_number(ctx, 4, "input 4 (upper_edge_hertz)");
+    const double lo = read_number(ctx, 3, "input 3 (lower_edge_hertz)"),
+                 hi = read_number(ctx, 4, "input 4 (upper_edge_hertz)");
     if (bins < 1 || dft_length < 1 || rate < 1 || !(lo >= 0 && hi > lo))
       fail(w, ": needs num_mel_bins, dft_length, sample_rate >= 1 and 0 <= lower_edge_hertz < upper_edge_hertz");
     std::vector<double> m;
@@ -117,7 +119,8 @@ void add_signal_rows(OpTable& t) {
   t.add({"", "HammingWindow", 17, 21, sizes,
          [](const KernelInit& i) { return make_window_kernel(i, WindowKind::kHamming); }, "periodic, output_datatype"});
   t.add({"", "BlackmanWindow", 17, 21, sizes,
-         [](const KernelInit& i) { return make_window_kernel(i, WindowKind::kBlackman); }, "periodic, output_datatype"});
+         [](const KernelInit& i) { return make_window_kernel(i, WindowKind::kBlackman); },
+         "periodic, output_datatype"});
   t.add({"", "MelWeightMatrix", 17, 21, sizes, make_mel_weight_matrix_kernel, "as ONNX's reference"});
 }
 
