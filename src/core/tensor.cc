@@ -1,4 +1,5 @@
 // Tensor, dtype and shape helpers of the public API.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -23,6 +24,7 @@ size_t dtype_size(DType t) {
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
     case DType::kBFloat16: return 2;
+    case DType::kString: return sizeof(std::string);
     default: return 0;
   }
 }
@@ -96,14 +98,20 @@ Tensor Tensor::allocate(DType dtype, Shape shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.owner_ = aligned_storage(t.nbytes());
+  if (dtype == DType::kString) {  // constructed std::string elements, destroyed with the storage
+    const size_t n = static_cast<size_t>(t.numel());
+    t.owner_ =
+        std::shared_ptr<void>(new std::string[n == 0 ? 1 : n], [](void* p) { delete[] static_cast<std::string*>(p); });
+  } else {
+    t.owner_ = aligned_storage(t.nbytes());
+  }
   t.data_ = t.owner_.get();
   return t;
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t = allocate(dtype, std::move(shape));
-  std::memset(t.data_, 0, t.nbytes());
+  if (dtype != DType::kString) std::memset(t.data_, 0, t.nbytes());  // strings start empty
   return t;
 }
 
@@ -126,7 +134,10 @@ Tensor Tensor::wrap_shared(DType dtype, Shape shape, std::shared_ptr<void> owner
 
 Tensor Tensor::clone() const {
   Tensor t = allocate(dtype_, shape_);
-  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  if (dtype_ == DType::kString)
+    std::copy(data_as<std::string>(), data_as<std::string>() + numel(), t.data_as<std::string>());
+  else if (nbytes())
+    std::memcpy(t.data_, data_, nbytes());
   return t;
 }
 

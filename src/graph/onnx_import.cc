@@ -193,11 +193,29 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
 
 void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
 
+namespace {
+// string_data holds one bytes value per element (strings are never raw or external data).
+Tensor string_tensor_from_proto(const onnx::TensorProto& p, const std::string& where) {
+  Shape shape(p.dims().begin(), p.dims().end());
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail(where, ": negative dimension in shape ", shape_to_string(shape));
+    if (d != 0 && n > (int64_t(1) << 40) / d) fail(where, ": shape ", shape_to_string(shape), " is too large");
+    n *= d;
+  }
+  if (p.string_data_size() != n)
+    fail(where, ": has ", p.string_data_size(), " strings, expected ", n, " for shape ", shape_to_string(shape));
+  Tensor t = Tensor::allocate(DType::kString, shape);
+  for (int64_t i = 0; i < n; ++i) t.data_as<std::string>()[i] = p.string_data(static_cast<int>(i));
+  return t;
+}
+}  // namespace
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& where_in) {
   std::string where = where_in + " tensor '" + p.name() + "'";
   if (p.has_segment()) fail(where, ": segmented tensors are not supported");
   DType dt = dtype_from_proto(p.data_type(), where);
-  if (dt == DType::kString) fail(where, ": string tensors are not supported");
+  if (dt == DType::kString) return string_tensor_from_proto(p, where);
   Shape shape(p.dims().begin(), p.dims().end());
   for (int64_t d : shape)
     if (d < 0) fail(where, ": negative dimension in shape ", shape_to_string(shape));

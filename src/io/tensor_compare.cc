@@ -38,6 +38,20 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& ref, double atol,
     r.message = str_cat("shape ", shape_to_string(got.shape()), " but the reference is ", shape_to_string(ref.shape()));
     return r;
   }
+  if (got.dtype() == DType::kString) {  // exact, element by element
+    const std::string *g = got.data_as<std::string>(), *e = ref.data_as<std::string>();
+    int64_t first = -1;
+    for (int64_t i = 0; i < got.numel(); ++i)
+      if (g[i] != e[i]) {
+        ++r.mismatches;
+        if (first < 0) first = i;
+      }
+    r.ok = r.mismatches == 0;
+    r.message = r.ok ? str_cat("all ", got.numel(), " strings equal")
+                     : str_cat(r.mismatches, " of ", got.numel(), " strings differ, first at ",
+                               index_string(got.shape(), first), " (got '", g[first], "', ref '", e[first], "')");
+    return r;
+  }
   bool exact = !is_float_type(got.dtype()) && got.dtype() != DType::kBFloat16;
   int64_t worst = -1;
   for (int64_t i = 0; i < got.numel(); ++i) {

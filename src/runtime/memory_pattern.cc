@@ -89,6 +89,8 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
 }
 
 Tensor RunAllocator::allocate(DType dtype, const Shape& shape) {
+  // String tensors own constructed std::string objects: never from raw pool or arena bytes.
+  if (dtype == DType::kString) return Tensor::allocate(dtype, shape);
   int ordinal = ordinal_++;
   for (int64_t d : shape)
     if (d < 0) fail("cannot allocate a tensor of negative shape ", shape_to_string(shape));

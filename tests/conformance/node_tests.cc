@@ -58,8 +58,7 @@ std::string scope_problem(const Model& model) {
     }
   }
   for (const auto& v : model.inputs())
-    if (v.dtype == DType::kUndefined || v.dtype == DType::kString)
-      return "input '" + v.name + "' is not a numeric tensor";
+    if (v.dtype == DType::kUndefined) return "input '" + v.name + "' is not a tensor of a supported element type";
   return "";
 }
 

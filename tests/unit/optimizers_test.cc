@@ -18,7 +18,10 @@ Tensor one(float v) { return tensor_of<float>({1}, {v}); }
 }  // namespace
 
 TEST(Optimizers, AdagradStep) {
-  NodeCase c{"Adagrad", 1, kDomain, {{"r", scalar(0.1f)}, {"t", count(2)}, {"x", one(1)}, {"g", one(-1)}, {"h", one(2)}},
+  NodeCase c{"Adagrad",
+             1,
+             kDomain,
+             {{"r", scalar(0.1f)}, {"t", count(2)}, {"x", one(1)}, {"g", one(-1)}, {"h", one(2)}},
              {"x_new", "h_new"}};
   c.attrs = [](onnx::NodeProto& n) {
     ModelBuilder::attr_float(n, "decay_factor", 0.5f);

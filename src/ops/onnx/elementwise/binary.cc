@@ -49,6 +49,11 @@ void run_binary(KernelContext& ctx) {
                   [](uint8_t x, uint8_t z) { return binary_apply<kOp>(x, z); });
   } else if constexpr (is_comparison(kOp)) {
     Tensor& y = ctx.output(0, DType::kBool, out_shape);
+    if (kOp == BinaryOp::kEqual && a.dtype() == DType::kString) {
+      bcast::binary(a.data_as<std::string>(), a.shape(), b.data_as<std::string>(), b.shape(), y.data_as<bool>(),
+                    out_shape, [](const std::string& p, const std::string& q) { return p == q; });
+      return;
+    }
     if (a.dtype() == DType::kFloat16) {
       const Tensor af = to_float32(a), bf = to_float32(b);
       bcast::binary(af.data_as<float>(), a.shape(), bf.data_as<float>(), b.shape(), y.data_as<bool>(), out_shape,

@@ -1,5 +1,6 @@
 // Cast kernel.
 #include "ops/onnx/elementwise/cast.h"
+#include "ops/onnx/elementwise/cast_string.h"
 
 #include <iterator>
 
@@ -7,7 +8,9 @@ namespace pointrt {
 namespace ew {
 namespace {
 
-bool castable(DType t) { return is_half_type(t) || t == DType::kBool || is_float_type(t) || is_int_type(t); }
+bool castable(DType t) {
+  return is_half_type(t) || t == DType::kBool || is_float_type(t) || is_int_type(t) || t == DType::kString;
+}
 
 const char* onnx_type_name(int64_t code) {
   switch (code) {
@@ -58,6 +61,8 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
     ctx.set_output(0, x);
     return;
   }
+  if (to == DType::kString) return cast_to_string(ctx, x);
+  if (x.dtype() == DType::kString) return cast_from_string(ctx, x, to);
   const Tensor xs = to_float32(x);  // float16 sources are read as float32
   Tensor& y = ctx.output(0, to, x.shape());
   const int64_t n = x.numel();
@@ -88,7 +93,7 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
 }
 
 void check_target(DType to, int64_t to_code, const std::string& where) {
-  const bool known = (to_code >= 1 && to_code <= 13 && to_code != 8) || to_code == 16;
+  const bool known = (to_code >= 1 && to_code <= 13) || to_code == 16;
   if (!known || !castable(to))
     fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
 }

@@ -7,6 +7,7 @@
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
 #include "ops/onnx/elementwise/random.h"
+#include "ops/onnx/strings/string_ops.h"
 #include "ops/onnx/training/optimizers.h"
 #include "ops/version_adapter.h"
 
@@ -26,7 +27,7 @@ void register_onnx_elementwise(OpTable& t) {
   const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
   const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number
   const std::vector<DType> A = plus(kHalf, kAllTypes);      // every number and bool
-  const std::vector<DType> kCastTypes = plus({DType::kBFloat16}, A);
+  const std::vector<DType> kCastTypes = plus({DType::kBFloat16, DType::kString}, A);
   const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);  // signed numbers
   const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
@@ -89,7 +90,8 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
   t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
   // Pass-through.
-  t.add({"", "Identity", 1, 21, A, identity_factory(), "aliases its input (no copy)"});
+  t.add({"", "Identity", 1, 21, plus({DType::kBFloat16, DType::kString}, A), identity_factory(),
+         "aliases its input (no copy)"});
   t.add({"", "Dropout", 1, 6, F, dropout_factory(false, false),
          "is_test = 0 (the default) drops at random, is_test = 1 is identity; mask of the input's type"});
   t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
@@ -98,7 +100,8 @@ void register_onnx_elementwise(OpTable& t) {
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
   t.add({"", "CastLike", 15, 21, kCastTypes, castlike_factory(), "to input 1's element type; types as Cast"});
-  t.add({"", "Cast", 6, 21, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16; no string/float8/int4"});
+  t.add({"", "Cast", 6, 8, A, cast_factory(), "numbers, bool, float16"});
+  t.add({"", "Cast", 9, 21, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16, string; no float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
   for (auto [op, b] :
@@ -128,7 +131,8 @@ void register_onnx_elementwise(OpTable& t) {
          legacy_broadcast_factory(binary_factory(BinaryOp::kEqual)),
          kLegacy});
   t.add({"", "Equal", 7, 10, {DType::kBool, DType::kInt32, DType::kInt64}, binary_factory(BinaryOp::kEqual)});
-  t.add({"", "Equal", 11, 21, A, binary_factory(BinaryOp::kEqual), "no string"});
+  t.add({"", "Equal", 11, 18, A, binary_factory(BinaryOp::kEqual)});
+  t.add({"", "Equal", 19, 21, plus({DType::kString}, A), binary_factory(BinaryOp::kEqual), "opset 19 added string"});
   t.add({"", "Greater", 1, 6, F, legacy_broadcast_factory(binary_factory(BinaryOp::kGreater)), kLegacy});
   t.add({"", "Greater", 7, 8, F, binary_factory(BinaryOp::kGreater)});
   t.add({"", "Greater", 9, 21, N, binary_factory(BinaryOp::kGreater)});
@@ -166,6 +170,7 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Bernoulli", 15, 21, kHalfFloat, random_factory(RandomOp::kBernoulli), "u < p; dtype attribute"});
   t.add({"", "Multinomial", 7, 21, kHalfFloat, random_factory(RandomOp::kMultinomial),
          "from unnormalised log-probabilities; int32/int64"});
+  add_string_rows(t);    // ops/onnx/strings, likewise
   add_training_rows(t);  // ops/onnx/training (ai.onnx.preview.training), registered with this family for now
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});

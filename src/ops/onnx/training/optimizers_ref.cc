@@ -34,7 +34,8 @@ double scalar_value(KernelContext& ctx, size_t i, const char* what) {
   const Tensor v = to_float32(ctx.input(i));
   if (v.numel() != 1) fail(ctx.where(), ": ", what, " must be a scalar, got shape ", shape_to_string(v.shape()));
   double r = 0;
-  dispatch_numeric(v.dtype(), ctx.where().c_str(), [&](auto tag) { r = static_cast<double>(v.data_as<decltype(tag)>()[0]); });
+  dispatch_numeric(v.dtype(), ctx.where().c_str(),
+                   [&](auto tag) { r = static_cast<double>(v.data_as<decltype(tag)>()[0]); });
   return r;
 }
 
@@ -66,7 +67,8 @@ void run_optimizer(KernelContext& ctx, const OptimizerParams& p) {
       for (int64_t e = 0; e < x.numel(); ++e) {
         double s[2] = {0, 0};
         for (size_t j = 0; j < states; ++j) s[j] = in[1 + j].data_as<T>()[e];
-        out[0].data_as<T>()[e] = static_cast<T>(optimizer_step_ref(p, r, t, x.data_as<T>()[e], in[0].data_as<T>()[e], s));
+        out[0].data_as<T>()[e] =
+            static_cast<T>(optimizer_step_ref(p, r, t, x.data_as<T>()[e], in[0].data_as<T>()[e], s));
         for (size_t j = 0; j < states; ++j) out[1 + j].data_as<T>()[e] = static_cast<T>(s[j]);
       }
     });
@@ -102,12 +104,14 @@ std::unique_ptr<OpKernel> make_optimizer_kernel(const KernelInit& init, Optimize
 
 void add_training_rows(OpTable& t) {
   const std::vector<DType> F = {DType::kFloat32, DType::kFloat64};
-  t.add({kTrainingDomain, "Adagrad", 1, 1, F, [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kAdagrad); },
+  t.add({kTrainingDomain, "Adagrad", 1, 1, F,
+         [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kAdagrad); },
          "decay_factor, epsilon, norm_coefficient", 0});
   t.add({kTrainingDomain, "Momentum", 1, 1, F,
-         [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kMomentum); },
-         "standard | nesterov", 0});
-  t.add({kTrainingDomain, "Adam", 1, 1, F, [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kAdam); },
+         [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kMomentum); }, "standard | nesterov",
+         0});
+  t.add({kTrainingDomain, "Adam", 1, 1, F,
+         [](const KernelInit& i) { return make_optimizer_kernel(i, OptimizerKind::kAdam); },
          "alpha, beta, epsilon, norm_coefficient(_post)", 0});
 }
 
