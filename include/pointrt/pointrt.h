@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -48,8 +49,16 @@ const char* dtype_name(DType t);
 using Shape = std::vector<int64_t>;
 /// "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& s);
-/// Product of the dimensions (1 for a scalar, 0 if any dimension is 0).
+/// Product of the dimensions (1 for a scalar, 0 if any dimension is 0). Throws Error naming the
+/// shape when the product overflows int64.
 int64_t shape_numel(const Shape& s);
+/// Half the memory this process may use (the physical memory, or the cgroup limit when lower):
+/// the default of SessionOptions::max_tensor_bytes.
+size_t default_max_tensor_bytes();
+/// "0.1.0".
+const char* version();
+/// One line per item: pointrt, ONNX, protobuf and oneDNN versions, compiler, build flags.
+std::string build_info();
 
 /// The single exception type pointrt throws. what() is one line that names the file, node,
 /// tensor, the expected and the received value where they apply.
@@ -77,7 +86,8 @@ class Tensor {
   int64_t dim(size_t i) const { return shape_.at(i); }
   size_t rank() const { return shape_.size(); }
   int64_t numel() const { return shape_numel(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  /// numel() * dtype_size(dtype()); throws Error when that overflows.
+  size_t nbytes() const;
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <typename T>
@@ -119,6 +129,9 @@ struct ValueInfo {
 };
 
 struct SessionOptions {
+  /// Largest tensor (bytes) a kernel may allocate, checked before any memory is touched, during
+  /// constant folding and runs; a larger one is an Error naming the node, the tensor and its shape.
+  size_t max_tensor_bytes = default_max_tensor_bytes();
   /// Intra-op threads; 0 = all cores (OpenMP default).
   int intra_op_threads = 0;
   /// Graph optimisations (constant folding, Conv+BatchNorm+Relu fusion).
@@ -131,6 +144,21 @@ struct SessionOptions {
   /// (data-dependent shapes) come from the buffer pool as before. Off: every intermediate comes
   /// from the buffer pool.
   bool memory_pattern = true;
+  /// Values that RunHooks::on_value sees (and may replace) while a run computes them: value
+  /// names of the file, or "*" for every value a node produces. Optimisations keep each of
+  /// them as the file defines it (no fusion across it, plain layout), as they keep graph outputs.
+  /// A value that prepare folds into a constant is not seen. For tools (compare, debugging).
+  std::vector<std::string> observe;
+};
+
+/// Per-run hooks for tools that look inside a run (pointrt compare, float16 emulation).
+struct RunHooks {
+  /// Called after each node for each of its outputs named by SessionOptions::observe, with the
+  /// tensor the node produced (valid during the call only: clone it to keep it). Return an
+  /// undefined Tensor to go on with it, or a tensor of the same dtype and shape that every later
+  /// node (and the result, if it is a graph output) reads instead; its storage must stay alive and
+  /// unchanged until run() returns. Called on the thread that called run().
+  std::function<Tensor(const std::string& value_name, const Tensor& value)> on_value;
 };
 
 /// Intermediate-memory counters of a session (cumulative since it was created).
@@ -146,15 +174,23 @@ struct ModelImpl;
 struct SessionImpl;
 }  // namespace detail
 
+struct LoadOptions {
+  /// External data files are resolved relative to the model's folder and, after resolving every
+  /// symbolic link, must lie inside it; these folders are allowed as well (e.g. a weights store
+  /// the model folder links to).
+  std::vector<std::string> external_data_dirs;
+};
+
 /// A loaded ONNX model (graph + weights). Cheap to copy (shared).
 class Model {
  public:
-  /// Parse an .onnx file; external data files are resolved relative to its folder.
+  /// Parse an .onnx file (a regular file); external data files are resolved relative to its
+  /// folder and must be regular files inside it (or inside options.external_data_dirs).
   /// Throws Error naming the file for unreadable, truncated or malformed content.
-  static Model load(const std::string& path);
+  static Model load(const std::string& path, const LoadOptions& options = {});
   /// Parse from memory. `base_dir` resolves external data ("" = none allowed).
   static Model load_from_bytes(const void* data, size_t size, const std::string& base_dir = "",
-                               const std::string& display_name = "<memory>");
+                               const std::string& display_name = "<memory>", const LoadOptions& options = {});
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
@@ -190,6 +226,9 @@ class Session {
   /// Run with named feeds. Feeds are used without copying. Returns the graph outputs in the
   /// model's order. Throws Error on a missing feed or a feed with the wrong dtype/rank/shape.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds) const;
+  /// Same, calling `hooks` as the run goes (see RunHooks). A run with hooks does not use or
+  /// record memory-pattern arenas: replaced values end their lifetime early.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const;
   /// Same, writing into caller-provided output tensors (dtype and shape must match the result).
   void run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const;
 
