@@ -118,8 +118,8 @@ Tensor Tensor::allocate(DType dtype, Shape shape) {
     const size_t n = static_cast<size_t>(t.numel());
     std::string* p = new (std::nothrow) std::string[n == 0 ? 1 : n];
     if (!p)
-      throw Error(str_cat("out of memory allocating ", format_bytes(bytes), " for a string ",
-                          shape_to_string(t.shape_), " tensor"));
+      throw Error(str_cat("out of memory allocating ", format_bytes(bytes), " for a string ", shape_to_string(t.shape_),
+                          " tensor"));
     t.owner_ = std::shared_ptr<void>(p, [](void* q) { delete[] static_cast<std::string*>(q); });
   } else {
     t.owner_ = aligned_storage(bytes, dtype, t.shape_);

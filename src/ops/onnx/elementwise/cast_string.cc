@@ -27,8 +27,10 @@ std::string float_to_text(double v, bool single) {
     if (exp < 0) {
       out = "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
     } else {
-      if (digits.size() <= static_cast<size_t>(exp) + 1) digits.append(static_cast<size_t>(exp) + 1 - digits.size(), '0');
-      out = digits.substr(0, exp + 1) + "." + (digits.size() > static_cast<size_t>(exp) + 1 ? digits.substr(exp + 1) : "0");
+      if (digits.size() <= static_cast<size_t>(exp) + 1)
+        digits.append(static_cast<size_t>(exp) + 1 - digits.size(), '0');
+      out = digits.substr(0, exp + 1) + "." +
+            (digits.size() > static_cast<size_t>(exp) + 1 ? digits.substr(exp + 1) : "0");
     }
     return sign + out;
   }

@@ -64,7 +64,8 @@ std::unique_ptr<OpKernel> make_string_normalizer(const KernelInit& init) {
   const bool sensitive = init.attrs().get_int("is_case_sensitive", 0) != 0;
   std::set<std::string> stops;
   if (init.attrs().has("stopwords"))
-    for (const auto& w : init.attrs().get_strings("stopwords")) stops.insert(sensitive ? w : string_normalize_case(w, false));
+    for (const auto& w : init.attrs().get_strings("stopwords"))
+      stops.insert(sensitive ? w : string_normalize_case(w, false));
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& x = string_input(ctx, 0);
     if (!(x.rank() == 1 || (x.rank() == 2 && x.dim(0) == 1)))
@@ -137,7 +138,12 @@ void add_string_rows(OpTable& t) {
   t.add({"", "StringConcat", 20, 21, S, make_string_concat, "numpy broadcasting"});
   t.add({"", "StringSplit", 20, 21, S, make_string_split, "delimiter (default: whitespace runs), maxsplit"});
   t.add({"", "RegexFullMatch", 20, 21, S, make_regex_full_match, "std::regex ECMAScript syntax"});
-  t.add({"", "TfIdfVectorizer", 9, 21, {DType::kString, DType::kInt32, DType::kInt64}, make_tfidf_vectorizer_kernel,
+  t.add({"",
+         "TfIdfVectorizer",
+         9,
+         21,
+         {DType::kString, DType::kInt32, DType::kInt64},
+         make_tfidf_vectorizer_kernel,
          "TF | IDF | TFIDF, skip-grams"});
 }
 

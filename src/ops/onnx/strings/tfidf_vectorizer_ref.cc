@@ -52,7 +52,8 @@ void count_row(const K* row, int64_t n, const Pool<K>& pool, const TfIdfParams& 
       for (int64_t at = s; at < n && static_cast<int64_t>(gram.size()) < p.max_len; at += d) {
         gram.push_back(row[at]);
         auto hit = pool.grams.find(gram);
-        if (hit != pool.grams.end() && static_cast<int64_t>(gram.size()) >= min_len) ++counts[p.ngram_indexes[hit->second]];
+        if (hit != pool.grams.end() && static_cast<int64_t>(gram.size()) >= min_len)
+          ++counts[p.ngram_indexes[hit->second]];
         if (hit == pool.grams.end() && !pool.prefixes.count(gram)) break;
       }
     }
@@ -113,7 +114,8 @@ std::unique_ptr<OpKernel> make_tfidf_vectorizer_kernel(const KernelInit& init) {
     for (size_t i = 0; i < counts.size(); ++i) {
       const float w = p.weights.empty() ? 1.f : p.weights[i % p.columns];
       const float c = static_cast<float>(counts[i]);
-      y.data_as<float>()[i] = p.mode == TfIdfParams::Mode::kTF ? c : (p.mode == TfIdfParams::Mode::kIDF ? (c > 0 ? w : 0) : c * w);
+      y.data_as<float>()[i] =
+          p.mode == TfIdfParams::Mode::kTF ? c : (p.mode == TfIdfParams::Mode::kIDF ? (c > 0 ? w : 0) : c * w);
     }
   });
 }
