@@ -7,8 +7,6 @@
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
 #include "ops/onnx/elementwise/random.h"
-#include "ops/onnx/strings/string_ops.h"
-#include "ops/onnx/training/optimizers.h"
 #include "ops/version_adapter.h"
 
 namespace pointrt {
@@ -21,7 +19,9 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 
 }  // namespace
 
-void register_onnx_elementwise(OpTable& t) {
+Family register_onnx_elementwise() {
+  Family family{"onnx/elementwise"};
+  OpTable& t = family.rows;
   using namespace ew;
   const std::vector<DType> kHalf = {DType::kFloat16};
   const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
@@ -170,10 +170,9 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Bernoulli", 15, 21, kHalfFloat, random_factory(RandomOp::kBernoulli), "u < p; dtype attribute"});
   t.add({"", "Multinomial", 7, 21, kHalfFloat, random_factory(RandomOp::kMultinomial),
          "from unnormalised log-probabilities; int32/int64"});
-  add_string_rows(t);    // ops/onnx/strings, likewise
-  add_training_rows(t);  // ops/onnx/training (ai.onnx.preview.training), registered with this family for now
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
+  return family;
 }
 
 }  // namespace pointrt

@@ -7,7 +7,9 @@
 #include "ops/onnx/image/roi_align.h"
 
 namespace pointrt {
-void register_onnx_image(OpTable& t) {
+Family register_onnx_image() {
+  Family family{"onnx/image"};
+  OpTable& t = family.rows;
   // Resize: rows split where the operator's inputs or semantics changed.
   t.add({"", "Resize", 10, 10, resize_types(), make_resize_kernel,
          "inputs (X, scales); nearest|linear, asymmetric coordinates, nearest floor (up) / ceil (down)"});
@@ -36,5 +38,6 @@ void register_onnx_image(OpTable& t) {
          "avg|max; coordinate_transformation_mode half_pixel (default) | output_half_pixel"});
   t.add({"", "NonMaxSuppression", 10, 21, kFloat32Only, make_non_max_suppression_kernel,
          "center_point_box; optional max_output_boxes_per_class / iou_threshold / score_threshold"});
+  return family;
 }
 }  // namespace pointrt

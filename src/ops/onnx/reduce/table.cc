@@ -16,7 +16,6 @@
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
-#include "ops/onnx/signal/windows.h"
 
 namespace pointrt {
 namespace {
@@ -142,11 +141,13 @@ void add_linear_algebra_rows(OpTable& t) {
 
 }  // namespace
 
-void register_onnx_reduce(OpTable& t) {
+Family register_onnx_reduce() {
+  Family family{"onnx/reduce"};
+  OpTable& t = family.rows;
   add_reduce_rows(t);
   add_axis_op_rows(t);
   add_normalization_rows(t);
   add_linear_algebra_rows(t);
-  add_signal_rows(t);  // ops/onnx/signal: registered here until families are split by the registration API
+  return family;
 }
 }  // namespace pointrt

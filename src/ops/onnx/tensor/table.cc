@@ -7,7 +7,9 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-void register_onnx_tensor(OpTable& t) {
+Family register_onnx_tensor() {
+  Family family{"onnx/tensor"};
+  OpTable& t = family.rows;
   using namespace tensor_ops;
   const auto& C = kCopyTypes;
   auto row = [&](const char* op, int since, int until, std::vector<DType> types, KernelFactory f, const char* note,
@@ -105,5 +107,6 @@ void register_onnx_tensor(OpTable& t) {
   row("Compress", 9, 10, C, make_compress, "axis optional (flattens)");
   row("Compress", 11, 21, C, make_compress, "negative axis");
   row("Unique", 11, 21, C, make_unique, "sorted, axis; outputs indices, inverse_indices, counts");
+  return family;
 }
 }  // namespace pointrt
