@@ -32,15 +32,16 @@ enum class DType : int32_t {
   kInt16 = 5,
   kInt32 = 6,
   kInt64 = 7,
-  kString = 8,
-  kBool = 9,  // stored as one byte, 0 or 1
+  kString = 8,  // elements are std::string (Tensor::allocate constructs them; data_as<std::string>())
+  kBool = 9,    // stored as one byte, 0 or 1
   kFloat16 = 10,
   kFloat64 = 11,
   kUInt32 = 12,
   kUInt64 = 13,
+  kBFloat16 = 16,  // the upper 16 bits of a float32
 };
 
-/// Bytes per element (0 for undefined/string).
+/// Bytes per element (sizeof(std::string) for string, 0 for undefined).
 size_t dtype_size(DType t);
 /// Lower-case name as ONNX writes it ("float", "int64", "bool", ...).
 const char* dtype_name(DType t);

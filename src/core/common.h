@@ -1,5 +1,5 @@
 // Internal helpers shared by every part of the runtime: error formatting, dtype dispatch,
-// float16 conversion and a parallel loop.
+// (float16/bfloat16 conversion: core/half.h) and a parallel loop.
 #pragma once
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "core/half.h"
 #include "pointrt/pointrt.h"
 
 namespace pointrt {
@@ -141,52 +142,6 @@ void dispatch_by_size(DType t, const char* what, F&& f) {
     case 8: f(uint64_t{}); return;
     default: fail(what, ": unsupported element type ", dtype_name(t));
   }
-}
-
-/// IEEE half <-> float.
-inline float half_to_float(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
-  if (exp == 0) {
-    if (mant == 0)
-      bits = sign;
-    else {  // subnormal: normalise
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400u)) {
-        mant <<= 1;
-        --exp;
-      }
-      mant &= 0x3ffu;
-      bits = sign | (exp << 23) | (mant << 13);
-    }
-  } else if (exp == 31)
-    bits = sign | 0x7f800000u | (mant << 13);
-  else
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-inline uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half_mant = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half_mant & 1))) ++half_mant;
-    return static_cast<uint16_t>(sign | half_mant);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even
-  return static_cast<uint16_t>(h);
 }
 
 /// Normalise a possibly negative axis into [0, rank); error names the node.

@@ -1,4 +1,5 @@
 // Tensor, dtype and shape helpers of the public API.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,6 +25,8 @@ size_t dtype_size(DType t) {
     case DType::kFloat64: return 8;
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
+    case DType::kBFloat16: return 2;
+    case DType::kString: return sizeof(std::string);
     default: return 0;
   }
 }
@@ -43,6 +46,7 @@ const char* dtype_name(DType t) {
     case DType::kFloat64: return "float64";
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
+    case DType::kBFloat16: return "bfloat16";
     default: return "undefined";
   }
 }
@@ -110,14 +114,23 @@ Tensor Tensor::allocate(DType dtype, Shape shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.owner_ = aligned_storage(bytes, dtype, t.shape_);
+  if (dtype == DType::kString) {  // constructed std::string elements, destroyed with the storage
+    const size_t n = static_cast<size_t>(t.numel());
+    std::string* p = new (std::nothrow) std::string[n == 0 ? 1 : n];
+    if (!p)
+      throw Error(str_cat("out of memory allocating ", format_bytes(bytes), " for a string ", shape_to_string(t.shape_),
+                          " tensor"));
+    t.owner_ = std::shared_ptr<void>(p, [](void* q) { delete[] static_cast<std::string*>(q); });
+  } else {
+    t.owner_ = aligned_storage(bytes, dtype, t.shape_);
+  }
   t.data_ = t.owner_.get();
   return t;
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t = allocate(dtype, std::move(shape));
-  std::memset(t.data_, 0, t.nbytes());
+  if (dtype != DType::kString) std::memset(t.data_, 0, t.nbytes());  // strings start empty
   return t;
 }
 
@@ -140,7 +153,10 @@ Tensor Tensor::wrap_shared(DType dtype, Shape shape, std::shared_ptr<void> owner
 
 Tensor Tensor::clone() const {
   Tensor t = allocate(dtype_, shape_);
-  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  if (dtype_ == DType::kString)
+    std::copy(data_as<std::string>(), data_as<std::string>() + numel(), t.data_as<std::string>());
+  else if (nbytes())
+    std::memcpy(t.data_, data_, nbytes());
   return t;
 }
 

@@ -14,8 +14,6 @@
 
 namespace pointrt {
 
-namespace {}  // namespace
-
 DType dtype_from_onnx_code(int32_t t, const std::string& where) {
   switch (t) {
     case onnx::TensorProto::FLOAT:
@@ -29,7 +27,8 @@ DType dtype_from_onnx_code(int32_t t, const std::string& where) {
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64: return static_cast<DType>(t);
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::BFLOAT16: return static_cast<DType>(t);
     case onnx::TensorProto::STRING: return DType::kString;
     default: fail(where, ": unsupported element type code ", t);
   }
@@ -136,11 +135,23 @@ void copy_typed_field(const onnx::TensorProto& p, Tensor& t, int64_t n) {
     case DType::kUInt8:
     case DType::kBool: copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
     case DType::kUInt16:
-    case DType::kFloat16: copy_typed(p.int32_data(), t.data_as<uint16_t>(), n); break;
+    case DType::kFloat16:
+    case DType::kBFloat16: copy_typed(p.int32_data(), t.data_as<uint16_t>(), n); break;
     case DType::kUInt32: copy_typed(p.uint64_data(), t.data_as<uint32_t>(), n); break;
     case DType::kUInt64: copy_typed(p.uint64_data(), t.data_as<uint64_t>(), n); break;
     default: fail("unsupported element type ", dtype_name(t.dtype()));
   }
+}
+
+// string_data holds one bytes value per element (strings are never raw or external data).
+Tensor string_tensor_from_proto(const onnx::TensorProto& p, const std::string& where) {
+  Shape shape(p.dims().begin(), p.dims().end());
+  int64_t n = checked_numel(shape, where);
+  if (p.string_data_size() != n)
+    fail(where, ": has ", p.string_data_size(), " strings, expected ", n, " for shape ", shape_to_string(shape));
+  Tensor t = Tensor::allocate(DType::kString, shape);
+  for (int64_t i = 0; i < n; ++i) t.data_as<std::string>()[i] = p.string_data(static_cast<int>(i));
+  return t;
 }
 
 }  // namespace
@@ -149,7 +160,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const ExternalDataRoots& ro
   std::string where = where_in + " tensor '" + p.name() + "'";
   if (p.has_segment()) fail(where, ": segmented tensors are not supported");
   DType dt = dtype_from_onnx_code(p.data_type(), where);
-  if (dt == DType::kString) fail(where, ": string tensors are not supported");
+  if (dt == DType::kString) return string_tensor_from_proto(p, where);
   Shape shape(p.dims().begin(), p.dims().end());
   // Every size is checked against the data actually present before memory is reserved: a file
   // may declare [1e12] with 4 bytes of data.

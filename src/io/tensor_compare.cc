@@ -11,6 +11,7 @@ namespace pointrt {
 
 double element_as_double(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat16) return half_to_float(t.data_as<uint16_t>()[i]);
+  if (t.dtype() == DType::kBFloat16) return bfloat16_to_float(t.data_as<uint16_t>()[i]);
   double r = 0;
   dispatch_all(t.dtype(), "element_as_double", [&](auto tag) {
     using T = decltype(tag);
@@ -53,13 +54,31 @@ double element_error(double a, double b) {
   return std::fabs(a - b);
 }
 
+// Strings compare exactly, element by element.
+CompareResult compare_strings(const Tensor& got, const Tensor& ref) {
+  CompareResult r;
+  const std::string *g = got.data_as<std::string>(), *e = ref.data_as<std::string>();
+  int64_t first = -1;
+  for (int64_t i = 0; i < got.numel(); ++i)
+    if (g[i] != e[i]) {
+      ++r.mismatches;
+      if (first < 0) first = i;
+    }
+  r.ok = r.mismatches == 0;
+  r.message = r.ok ? str_cat("all ", got.numel(), " strings equal")
+                   : str_cat(r.mismatches, " of ", got.numel(), " strings differ, first at ",
+                             index_string(got.shape(), first), " (got '", g[first], "', ref '", e[first], "')");
+  return r;
+}
+
 }  // namespace
 
 CompareResult compare_tensors(const Tensor& got, const Tensor& ref, const CompareOptions& o) {
   CompareResult r;
   r.message = type_problem(got, ref, o);
   if (!r.message.empty()) return r;
-  const bool exact = !is_float_type(got.dtype());
+  if (got.dtype() == DType::kString) return compare_strings(got, ref);
+  const bool exact = !is_float_type(got.dtype()) && got.dtype() != DType::kBFloat16;
   const int64_t n = got.numel();
   // Pass 1: the magnitude, which the magnitude rule needs before judging elements.
   double dot = 0, norm_got = 0, norm_ref = 0;

@@ -102,6 +102,8 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
 }
 
 Tensor RunAllocator::allocate(DType dtype, const Shape& shape) {
+  // String tensors own constructed std::string objects: never from raw pool or arena bytes.
+  if (dtype == DType::kString) return Tensor::allocate(dtype, shape);
   int ordinal = ordinal_++;
   size_t bytes = checked_nbytes(dtype, shape, "cannot allocate a tensor");
   if (block_) {

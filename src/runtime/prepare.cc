@@ -27,8 +27,8 @@ bool dtype_allowed(const OpEntry& e, DType t) {
 
 // Ops whose result must not be computed at prepare time even with constant inputs.
 bool foldable(const Node& n) {
-  static const std::set<std::string> never = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
-                                              "RandomUniformLike", "Multinomial",   "Dropout"};
+  static const std::set<std::string> never = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                                              "Multinomial",  "Bernoulli",     "Dropout"};
   return !never.count(n.op_type);
 }
 

@@ -240,7 +240,10 @@ void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor
       fail(impl_->path, ": output '", impl_->outputs[i].name, "' is ", dtype_name(r[i].dtype()), " ",
            shape_to_string(r[i].shape()), ", but the buffer given is ", dtype_name(dst.dtype()), " ",
            shape_to_string(dst.shape()));
-    if (r[i].nbytes()) std::memcpy(dst.data(), r[i].data(), r[i].nbytes());
+    if (r[i].dtype() == DType::kString)
+      std::copy(r[i].data_as<std::string>(), r[i].data_as<std::string>() + r[i].numel(), dst.data_as<std::string>());
+    else if (r[i].nbytes())
+      std::memcpy(dst.data(), r[i].data(), r[i].nbytes());
   }
 }
 

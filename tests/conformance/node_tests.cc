@@ -9,11 +9,13 @@
 //   pointrt_conformance [--filter SUBSTR] [--verbose] [--name LABEL] [--min-passed N] DIR...
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "graph/onnx_import.h"
 #include "io/tensor_compare.h"
@@ -26,7 +28,7 @@ using namespace pointrt;
 namespace {
 
 struct Counts {
-  int passed = 0, failed = 0, unsupported = 0;
+  int passed = 0, failed = 0, unsupported = 0, invalid = 0, random = 0;
 };
 
 std::string read_file(const fs::path& p) {
@@ -56,8 +58,7 @@ std::string scope_problem(const Model& model) {
     }
   }
   for (const auto& v : model.inputs())
-    if (v.dtype == DType::kUndefined || v.dtype == DType::kString)
-      return "input '" + v.name + "' is not a numeric tensor";
+    if (v.dtype == DType::kUndefined) return "input '" + v.name + "' is not a tensor of a supported element type";
   return "";
 }
 
@@ -66,6 +67,152 @@ std::string test_label(const Model& model, const std::string& dir_name) {
   if (g.nodes.size() == 1) return g.nodes[0].op_type;
   // Expanded function tests and multi-node tests: label by the directory.
   return "(" + dir_name + ")";
+}
+
+// ONNX's test data stores bfloat16 tensors as uint16 bit patterns (numpy has no bfloat16):
+// read them as the bfloat16 the model declares.
+Tensor as_declared(Tensor t, DType declared) {
+  if (declared != DType::kBFloat16 || t.dtype() != DType::kUInt16) return t;
+  Tensor r = Tensor::allocate(DType::kBFloat16, t.shape());
+  if (t.nbytes()) std::memcpy(r.data(), t.data(), t.nbytes());
+  return r;
+}
+
+struct Outcome {
+  std::string label, status, detail;  // status: passed, failed, unsupported, invalid data
+};
+
+// A feed that contradicts the rank or a fixed dimension the model declares for it: the test's
+// data is wrong (ONNX 1.12 has a few such files), not the runtime.
+std::string contradiction(const ValueInfo& v, const Tensor& t) {
+  if (!v.has_shape) return "";
+  bool bad = t.rank() != v.shape.size();
+  for (size_t d = 0; !bad && d < v.shape.size(); ++d) bad = v.shape[d].is_fixed() && v.shape[d].value != t.dim(d);
+  return bad ? str_cat("input '", v.name, "' is ", shape_to_string(t.shape()), " but the model declares ",
+                       v.to_string())
+             : "";
+}
+
+// The feeds of one test_data_set_* folder; inputs are positional over the graph's declared
+// inputs (initializers excluded) unless the file names one.
+std::map<std::string, Tensor> load_feeds(const fs::path& set, const Session& session, std::string& bad_data) {
+  std::map<std::string, Tensor> feeds;
+  const auto& ins = session.inputs();
+  for (size_t i = 0;; ++i) {
+    fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    onnx::TensorProto proto;
+    proto.ParseFromString(read_file(p));
+    std::string in_name = proto.name();
+    Tensor t = read_tensor_pb(p);
+    if (in_name.empty() || std::none_of(ins.begin(), ins.end(), [&](auto& v) { return v.name == in_name; }))
+      in_name = i < ins.size() ? ins[i].name : "";
+    for (const auto& v : ins)
+      if (v.name == in_name) {
+        t = as_declared(t, v.dtype);
+        if (bad_data.empty()) bad_data = contradiction(v, t);
+      }
+    if (!in_name.empty()) feeds[in_name] = t;
+  }
+  return feeds;
+}
+
+// Random generators: their expected outputs come from the test generator's own random state,
+// which no model input or attribute determines; such tests are run and their outputs' types
+// and shapes checked, but they are counted apart, never as passed.
+bool uses_random_operator(const Model& model) {
+  static const std::set<std::string> random = {"Bernoulli",    "RandomUniform",    "RandomUniformLike",
+                                               "RandomNormal", "RandomNormalLike", "Multinomial"};
+  for (const auto& n : model.impl()->graph.nodes)
+    if (n.domain.empty() && random.count(n.op_type)) return true;
+  return false;
+}
+
+// Three runs: the first records the memory pattern, the second is served from a new arena
+// block, the third from a reused one; each must match. Returns "" or the first mismatch.
+std::string run_and_compare(const Session& session, const fs::path& set, const std::map<std::string, Tensor>& feeds,
+                            bool types_only) {
+  for (int rep = 0; rep < 3; ++rep) {
+    auto outs = session.run(feeds);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      fs::path p = set / ("output_" + std::to_string(i) + ".pb");
+      if (!fs::exists(p)) continue;
+      Tensor ref = as_declared(read_tensor_pb(p), outs[i].dtype());
+      if (types_only) {
+        if (ref.dtype() != outs[i].dtype() || ref.shape() != outs[i].shape())
+          return str_cat(set.filename().string(), " output ", i, ": ", dtype_name(outs[i].dtype()), " ",
+                         shape_to_string(outs[i].shape()), " but the reference is ", dtype_name(ref.dtype()), " ",
+                         shape_to_string(ref.shape()));
+        continue;
+      }
+      CompareResult c = compare_tensors(outs[i], ref, 1e-7, 1e-3);
+      // ONNX's own runner uses rtol 1e-3, atol 1e-7; float reductions may need a looser atol.
+      if (!c.ok && !compare_tensors(outs[i], ref, 1e-5, 1e-3).ok)
+        return str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "", ": ",
+                       c.message);
+    }
+  }
+  return "";
+}
+
+Outcome run_test_checked(const fs::path& dir);
+
+// Tests whose expected outputs contradict their own model, checked by hand (the test is still
+// run: if it ever passes, this entry is stale and the runner says so).
+const std::map<std::string, std::string>& known_bad_tests() {
+  static const std::map<std::string, std::string> bad = {
+      {"test_adam_multiple",
+       "the expected outputs were computed with epsilon = 1e-2, which the node does not set (ONNX's default is 1e-6)"},
+  };
+  return bad;
+}
+
+Outcome run_test(const fs::path& dir) {
+  Outcome r{dir.filename().string(), "", ""};
+  auto bad = known_bad_tests().find(r.label);
+  if (bad != known_bad_tests().end()) {
+    Outcome o = run_test_checked(dir);
+    if (o.status == "failed") return {o.label, "invalid data", bad->second};
+    if (o.status == "passed") return {o.label, "failed", "listed in known_bad_tests() but passes: remove the entry"};
+    return o;
+  }
+  return run_test_checked(dir);
+}
+
+Outcome run_test_checked(const fs::path& dir) {
+  Outcome r{dir.filename().string(), "", ""};
+  try {
+    Model model = Model::load((dir / "model.onnx").string());
+    r.label = test_label(model, r.label);
+    r.detail = scope_problem(model);
+    if (!r.detail.empty()) {
+      r.status = "unsupported";
+      return r;
+    }
+    Session session(model);
+    const bool random = uses_random_operator(model);
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    for (const auto& set : sets) {
+      std::string bad_data;
+      const auto feeds = load_feeds(set, session, bad_data);
+      if (!bad_data.empty()) return {r.label, "invalid data", bad_data};
+      r.detail = run_and_compare(session, set, feeds, random);
+      if (!r.detail.empty()) {
+        r.status = "failed";
+        return r;
+      }
+    }
+    r.status = random ? "random" : "passed";
+    if (random) r.detail = "random values: output types and shapes match, values cannot be compared";
+  } catch (const std::exception& e) {
+    r.status =
+        r.status.empty() && std::string(e.what()).find("not supported") != std::string::npos ? "unsupported" : "failed";
+    r.detail = e.what();
+  }
+  return r;
 }
 
 }  // namespace
@@ -94,7 +241,7 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, Counts> per_op;
   Counts total;
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, invalid;
   for (const auto& root : roots) {
     if (!fs::is_directory(root)) {
       std::cerr << root << ": not a directory\n";
@@ -107,70 +254,8 @@ int main(int argc, char** argv) {
     for (const auto& dir : dirs) {
       std::string name = dir.filename().string();
       if (!filter.empty() && name.find(filter) == std::string::npos) continue;
-      std::string label = name;
-      std::string status, detail;
-      try {
-        Model model = Model::load((dir / "model.onnx").string());
-        label = test_label(model, name);
-        std::string problem = scope_problem(model);
-        if (!problem.empty()) {
-          status = "unsupported";
-          detail = problem;
-        } else {
-          Session session(model);
-          status = "passed";
-          std::vector<fs::path> sets;
-          for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-              sets.push_back(e.path());
-          std::sort(sets.begin(), sets.end());
-          for (const auto& set : sets) {
-            std::map<std::string, Tensor> feeds;
-            const auto& ins = session.inputs();
-            for (size_t i = 0;; ++i) {
-              fs::path p = set / ("input_" + std::to_string(i) + ".pb");
-              if (!fs::exists(p)) break;
-              // Inputs are positional over the graph's declared inputs (initializers excluded).
-              onnx::TensorProto proto;
-              std::string bytes = read_file(p);
-              proto.ParseFromString(bytes);
-              std::string in_name = proto.name();
-              Tensor t = read_tensor_pb(p);
-              if (in_name.empty() || std::none_of(ins.begin(), ins.end(), [&](auto& v) { return v.name == in_name; }))
-                in_name = i < ins.size() ? ins[i].name : "";
-              if (!in_name.empty()) feeds[in_name] = t;
-            }
-            // Three runs: the first records the memory pattern, the second is served from a new
-            // arena block, the third from a reused one; each must match.
-            for (int rep = 0; rep < 3 && status != "failed"; ++rep) {
-              auto outs = session.run(feeds);
-              for (size_t i = 0; i < outs.size(); ++i) {
-                fs::path p = set / ("output_" + std::to_string(i) + ".pb");
-                if (!fs::exists(p)) continue;
-                Tensor ref = read_tensor_pb(p);
-                CompareResult c = compare_tensors(outs[i], ref, 1e-7, 1e-3);
-                if (!c.ok) {
-                  // ONNX's own runner uses rtol 1e-3, atol 1e-7; float reductions may need a looser atol.
-                  CompareResult loose = compare_tensors(outs[i], ref, 1e-5, 1e-3);
-                  if (!loose.ok) {
-                    status = "failed";
-                    detail = str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "",
-                                     ": ", c.message);
-                    break;
-                  }
-                }
-              }
-            }
-            if (status == "failed") break;
-          }
-        }
-      } catch (const std::exception& e) {
-        if (status.empty() && std::string(e.what()).find("not supported") != std::string::npos) {
-          status = "unsupported";
-        } else
-          status = "failed";
-        detail = e.what();
-      }
+      const Outcome o = run_test(dir);
+      const std::string &label = o.label, &status = o.status, &detail = o.detail;
       Counts& c = per_op[label];
       if (status == "passed") {
         ++c.passed;
@@ -179,6 +264,13 @@ int main(int argc, char** argv) {
         ++c.failed;
         ++total.failed;
         failures.push_back(name + ": " + detail);
+      } else if (status == "random") {
+        ++c.random;
+        ++total.random;
+      } else if (status == "invalid data") {
+        ++c.invalid;
+        ++total.invalid;
+        invalid.push_back(name + ": " + detail);
       } else {
         ++c.unsupported;
         ++total.unsupported;
@@ -200,9 +292,14 @@ int main(int argc, char** argv) {
     std::cout << "\nfailures inside the operator table:\n";
     for (const auto& f : failures) std::cout << "  " << f << "\n";
   }
+  if (!invalid.empty()) {
+    std::cout << "\ntests whose data contradicts their own model (not run):\n";
+    for (const auto& f : invalid) std::cout << "  " << f << "\n";
+  }
   std::cout << "\n"
             << set_name << ": " << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
-            << " not supported\n";
+            << " not supported" << (total.invalid ? str_cat(", ", total.invalid, " with invalid test data") : "")
+            << (total.random ? str_cat(", ", total.random, " random (types and shapes checked)") : "") << "\n";
   if (total.passed < min_passed) {
     std::cout << set_name << ": only " << total.passed << " passed, fewer than the " << min_passed
               << " this set is known to pass (--min-passed)\n";

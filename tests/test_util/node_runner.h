@@ -20,7 +20,7 @@ struct NodeCase {
   /// (name, value); an empty name is an omitted optional input. Fed at run time unless
   /// `constant_inputs`, then they are initializers (constant folding may then run the node).
   std::vector<std::pair<std::string, Tensor>> inputs;
-  std::vector<std::string> outputs = {"y"};
+  std::vector<std::string> outputs = {"node_out"};  // a name no test input takes
   std::function<void(onnx::NodeProto&)> attrs;
   bool constant_inputs = false;
   bool optimize = false;

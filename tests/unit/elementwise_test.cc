@@ -471,15 +471,14 @@ TEST(ElementwiseKernels, CastConversions) {
   out = run_model(to_half, {{"x", make_tensor<int64_t>({2}, {3, -1})}});
   EXPECT_EQ(out[0].data_as<uint16_t>()[0], 0x4200u);
   EXPECT_EQ(out[0].data_as<uint16_t>()[1], 0xbc00u);
-  auto to_string =
-      one_node_model("Cast", 13, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}}, [](onnx::NodeProto& n) {
-        auto* a = n.add_attribute();
-        a->set_name("to");
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(8);
-      });
+  auto to_int4 = one_node_model("Cast", 13, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}}, [](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(22);  // INT4: no pointrt type
+  });
   EXPECT_NE(error_of([&] {
-              run_model(to_string, {{"x", make_tensor<float>({1}, {1})}});
+              run_model(to_int4, {{"x", make_tensor<float>({1}, {1})}});
             }).find("not supported"),
             std::string::npos);
 }

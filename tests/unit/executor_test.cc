@@ -164,7 +164,8 @@ TEST(Prepare, PassListIsNamedAndOrdered) {
 TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {
   const Registry& r = registry();
   EXPECT_EQ(r.families, (std::vector<std::string>{"onnx/elementwise", "onnx/tensor", "onnx/reduce", "onnx/nn",
-                                                  "onnx/image", "onnx/rnn", "pointnet2", "sparse", "pose", "detect"}));
+                                                  "onnx/image", "onnx/rnn", "onnx/signal", "onnx/strings",
+                                                  "onnx/training", "pointnet2", "sparse", "pose", "detect"}));
   EXPECT_EQ(r.importers.size(), 1u);  // NVIDIA scn.onnx (sparse)
   ASSERT_EQ(r.passes.size(), 1u);
   EXPECT_EQ(r.passes[0].name, "nn-fuse-conv");

@@ -49,6 +49,11 @@ void run_binary(KernelContext& ctx) {
                   [](uint8_t x, uint8_t z) { return binary_apply<kOp>(x, z); });
   } else if constexpr (is_comparison(kOp)) {
     Tensor& y = ctx.output(0, DType::kBool, out_shape);
+    if (kOp == BinaryOp::kEqual && a.dtype() == DType::kString) {
+      bcast::binary(a.data_as<std::string>(), a.shape(), b.data_as<std::string>(), b.shape(), y.data_as<bool>(),
+                    out_shape, [](const std::string& p, const std::string& q) { return p == q; });
+      return;
+    }
     if (a.dtype() == DType::kFloat16) {
       const Tensor af = to_float32(a), bf = to_float32(b);
       bcast::binary(af.data_as<float>(), a.shape(), bf.data_as<float>(), b.shape(), y.data_as<bool>(), out_shape,
@@ -70,6 +75,9 @@ void run_binary(KernelContext& ctx) {
       float32_to_half(tmp, y);
       return;
     }
+    if (is_bit_operator(kOp) && !is_int_type(a.dtype()))
+      fail(ctx.where(), ": inputs have element type ", dtype_name(a.dtype()), "; ", ctx.node().op_type,
+           " takes integers");
     dispatch_numeric(a.dtype(), what.c_str(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (kOp == BinaryOp::kDiv) check_no_zero_divisor<T>(ctx, b);
@@ -150,8 +158,22 @@ KernelFactory binary_factory(BinaryOp op) {
     case BinaryOp::kAnd: return make_binary<BinaryOp::kAnd>();
     case BinaryOp::kOr: return make_binary<BinaryOp::kOr>();
     case BinaryOp::kXor: return make_binary<BinaryOp::kXor>();
+    case BinaryOp::kBitShiftLeft: return make_binary<BinaryOp::kBitShiftLeft>();
+    case BinaryOp::kBitShiftRight: return make_binary<BinaryOp::kBitShiftRight>();
+    case BinaryOp::kBitwiseAnd: return make_binary<BinaryOp::kBitwiseAnd>();
+    case BinaryOp::kBitwiseOr: return make_binary<BinaryOp::kBitwiseOr>();
+    case BinaryOp::kBitwiseXor: return make_binary<BinaryOp::kBitwiseXor>();
   }
   fail("binary_factory: unknown operator");
+}
+
+KernelFactory bitshift_factory() {
+  return [](const KernelInit& init) {
+    const std::string direction = init.attrs().get_string("direction", "");
+    if (direction != "LEFT" && direction != "RIGHT")
+      fail(init.where(), ": attribute 'direction' is '", direction, "', expected 'LEFT' or 'RIGHT'");
+    return binary_factory(direction == "LEFT" ? BinaryOp::kBitShiftLeft : BinaryOp::kBitShiftRight)(init);
+  };
 }
 
 KernelFactory pow_factory(bool mixed_types) {

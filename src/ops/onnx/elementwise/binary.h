@@ -16,6 +16,8 @@
 //    ew::convert.
 //  - Max/Min propagate NaN (numpy maximum/minimum). Mean = Sum / count, in the input type.
 //  - Where(cond, x, y): three-way broadcast, cond must be bool.
+//  - BitShift (unsigned integers): a shift by the type's width or more gives 0.
+//    BitwiseAnd/Or/Xor: on integers only.
 #pragma once
 
 #include <cmath>
@@ -55,6 +57,31 @@ inline auto binary_apply(T a, T b) {
     return static_cast<uint8_t>(a | b);
   else if constexpr (kOp == BinaryOp::kXor)
     return static_cast<uint8_t>(a ^ b);
+  else if constexpr (std::is_integral_v<T>) {  // bit operators (run_binary rejects other types)
+    if constexpr (kOp == BinaryOp::kBitwiseAnd)
+      return static_cast<T>(a & b);
+    else if constexpr (kOp == BinaryOp::kBitwiseOr)
+      return static_cast<T>(a | b);
+    else if constexpr (kOp == BinaryOp::kBitwiseXor)
+      return static_cast<T>(a ^ b);
+    else {
+      // BitShift is defined on unsigned types; a shift by the width or more gives 0 (numpy).
+      using U = std::make_unsigned_t<T>;
+      const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+      if (ub >= sizeof(U) * 8) return T(0);
+      if constexpr (kOp == BinaryOp::kBitShiftLeft)
+        return static_cast<T>(static_cast<U>(ua << ub));
+      else
+        return static_cast<T>(static_cast<U>(ua >> ub));
+    }
+  } else {
+    return a;
+  }
+}
+
+constexpr bool is_bit_operator(BinaryOp op) {
+  return op == BinaryOp::kBitShiftLeft || op == BinaryOp::kBitShiftRight || op == BinaryOp::kBitwiseAnd ||
+         op == BinaryOp::kBitwiseOr || op == BinaryOp::kBitwiseXor;
 }
 
 /// C-style remainder (fmod = 1): sign of the dividend. Integer b must be non-zero.

@@ -5,8 +5,10 @@
 //    beyond the target's range saturate (ew::convert; a C cast is UB there). Anything -> bool is
 //    `value != 0`, so NaN -> true as numpy does. bool -> number gives 0 or 1.
 //  - -> float16 rounds to nearest even from float32; double -> float16 goes through float32.
+//  - -> bfloat16 keeps the upper 16 bits of the float32 value (truncation), as ONNX's reference
+//    implementation and its test data do; NaN stays NaN. bfloat16 -> anything is exact via float32.
 //  - The `saturate` attribute (opset 19) concerns float8 targets only and is ignored.
-//  - Targets pointrt has no storage for (string, bfloat16, float8, int4, complex) are reported as
+//  - Targets pointrt has no storage for (string, float8, int4, complex) are reported as
 //    "not supported" when the kernel is built, so a model using them fails at prepare time.
 #pragma once
 

@@ -17,10 +17,8 @@ namespace ew {
 // ---- float16: kernels compute in float32 and round once to half (what numpy does for float16
 // arithmetic, and what the ONNX reference implementation therefore expects).
 
-/// A float32 copy of a float16 tensor (other dtypes are returned as they are).
-Tensor to_float32(const Tensor& t);
-/// dst (float16) = round-to-nearest-even(src (float32)); same number of elements.
-void float32_to_half(const Tensor& src, Tensor& dst);
+using ::pointrt::float32_to_half;  // core/half.h
+using ::pointrt::to_float32;
 
 // ---- integer arithmetic without undefined behaviour: signed overflow wraps (as numpy does).
 
@@ -196,6 +194,24 @@ enum class UnaryOp {
   kElu,
   kHardSigmoid,
   kHardSwish,
+  kSelu,
+  kCelu,
+  kThresholdedRelu,
+  kShrink,
+  kSoftsign,
+  kGelu,
+  kGeluTanh,
+  kMish,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kBitwiseNot,
 };
 KernelFactory unary_factory(UnaryOp op);
 KernelFactory not_factory();
@@ -218,8 +234,17 @@ enum class BinaryOp {
   kAnd,
   kOr,
   kXor,
+  kBitShiftLeft,
+  kBitShiftRight,
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
 };
 KernelFactory binary_factory(BinaryOp op);
+/// BitShift: `direction` attribute LEFT or RIGHT.
+KernelFactory bitshift_factory();
+/// Gelu: `approximate` attribute none or tanh.
+KernelFactory gelu_factory();
 /// Pow; `mixed_types` allows an exponent type different from the base (opset >= 12).
 KernelFactory pow_factory(bool mixed_types);
 enum class VariadicOp { kMax, kMin, kSum, kMean };
@@ -229,6 +254,8 @@ KernelFactory where_factory();
 KernelFactory prelu_factory(bool per_channel_slope = false);
 
 KernelFactory cast_factory();
+/// CastLike: Cast input 0 to the element type of input 1 (target_type).
+KernelFactory castlike_factory();
 KernelFactory identity_factory();
 /// Dropout. `mask_is_bool` (opset >= 10; before, the mask has the input's type);
 /// `ratio_and_mode_are_inputs` (opset >= 12). Before opset 7 the `is_test` attribute selects

@@ -6,6 +6,7 @@
 // ops/version_adapter.h).
 #include "ops/families.h"
 #include "ops/onnx/elementwise/elementwise.h"
+#include "ops/onnx/elementwise/random.h"
 #include "ops/version_adapter.h"
 
 namespace pointrt {
@@ -23,9 +24,10 @@ Family register_onnx_elementwise() {
   OpTable& t = family.rows;
   using namespace ew;
   const std::vector<DType> kHalf = {DType::kFloat16};
-  const std::vector<DType> F = plus(kHalf, kFloatTypes);          // float16, float, double
-  const std::vector<DType> N = plus(kHalf, kNumericTypes);        // every number
-  const std::vector<DType> A = plus(kHalf, kAllTypes);            // every number and bool
+  const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
+  const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number
+  const std::vector<DType> A = plus(kHalf, kAllTypes);      // every number and bool
+  const std::vector<DType> kCastTypes = plus({DType::kBFloat16, DType::kString}, A);
   const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);  // signed numbers
   const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
@@ -59,6 +61,23 @@ Family register_onnx_elementwise() {
   unary("Elu", 1, 21, F, UnaryOp::kElu);
   unary("HardSigmoid", 1, 21, F, UnaryOp::kHardSigmoid);
   unary("HardSwish", 14, 21, F, UnaryOp::kHardSwish);
+  unary("Selu", 1, 21, F, UnaryOp::kSelu);
+  unary("Celu", 12, 21, kFloat32Only, UnaryOp::kCelu);
+  unary("ThresholdedRelu", 10, 21, F, UnaryOp::kThresholdedRelu);
+  unary("Shrink", 9, 21, N, UnaryOp::kShrink);
+  unary("Softsign", 1, 21, F, UnaryOp::kSoftsign);
+  unary("Mish", 18, 21, F, UnaryOp::kMish);
+  t.add({"", "Gelu", 20, 21, F, gelu_factory(), "approximate none|tanh"});
+  // Trigonometric and hyperbolic functions.
+  unary("Tan", 7, 21, F, UnaryOp::kTan);
+  unary("Asin", 7, 21, F, UnaryOp::kAsin);
+  unary("Acos", 7, 21, F, UnaryOp::kAcos);
+  unary("Atan", 7, 21, F, UnaryOp::kAtan);
+  unary("Sinh", 9, 21, F, UnaryOp::kSinh);
+  unary("Cosh", 9, 21, F, UnaryOp::kCosh);
+  unary("Asinh", 9, 21, F, UnaryOp::kAsinh);
+  unary("Acosh", 9, 21, F, UnaryOp::kAcosh);
+  unary("Atanh", 9, 21, F, UnaryOp::kAtanh);
   t.add({"", "Clip", 1, 10, F, clip_factory(false), "min/max attributes"});
   t.add({"", "Clip", 11, 11, F, clip_factory(true), "min/max optional inputs"});
   t.add({"", "Clip", 12, 21, N, clip_factory(true), "min/max optional inputs; integer types"});
@@ -71,7 +90,8 @@ Family register_onnx_elementwise() {
   t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
   t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
   // Pass-through.
-  t.add({"", "Identity", 1, 21, A, identity_factory(), "aliases its input (no copy)"});
+  t.add({"", "Identity", 1, 21, plus({DType::kBFloat16, DType::kString}, A), identity_factory(),
+         "aliases its input (no copy)"});
   t.add({"", "Dropout", 1, 6, F, dropout_factory(false, false),
          "is_test = 0 (the default) drops at random, is_test = 1 is identity; mask of the input's type"});
   t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
@@ -79,7 +99,9 @@ Family register_onnx_elementwise() {
   t.add(
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
-  t.add({"", "Cast", 6, 21, A, cast_factory(), "numbers, bool, float16; no string/bfloat16/float8/int4"});
+  t.add({"", "CastLike", 15, 21, kCastTypes, castlike_factory(), "to input 1's element type; types as Cast"});
+  t.add({"", "Cast", 6, 8, A, cast_factory(), "numbers, bool, float16"});
+  t.add({"", "Cast", 9, 21, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16, string; no float8/int4"});
 
   // Binary arithmetic (numpy broadcasting).
   for (auto [op, b] :
@@ -109,7 +131,8 @@ Family register_onnx_elementwise() {
          legacy_broadcast_factory(binary_factory(BinaryOp::kEqual)),
          kLegacy});
   t.add({"", "Equal", 7, 10, {DType::kBool, DType::kInt32, DType::kInt64}, binary_factory(BinaryOp::kEqual)});
-  t.add({"", "Equal", 11, 21, A, binary_factory(BinaryOp::kEqual), "no string"});
+  t.add({"", "Equal", 11, 18, A, binary_factory(BinaryOp::kEqual)});
+  t.add({"", "Equal", 19, 21, plus({DType::kString}, A), binary_factory(BinaryOp::kEqual), "opset 19 added string"});
   t.add({"", "Greater", 1, 6, F, legacy_broadcast_factory(binary_factory(BinaryOp::kGreater)), kLegacy});
   t.add({"", "Greater", 7, 8, F, binary_factory(BinaryOp::kGreater)});
   t.add({"", "Greater", 9, 21, N, binary_factory(BinaryOp::kGreater)});
@@ -124,6 +147,13 @@ Family register_onnx_elementwise() {
   t.add({"", "Or", 7, 21, kBoolOnly, binary_factory(BinaryOp::kOr)});
   t.add({"", "Xor", 1, 6, kBoolOnly, legacy_broadcast_factory(binary_factory(BinaryOp::kXor)), kLegacy});
   t.add({"", "Xor", 7, 21, kBoolOnly, binary_factory(BinaryOp::kXor)});
+  // Bit operators.
+  const std::vector<DType> kUnsigned = {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
+  t.add({"", "BitShift", 11, 21, kUnsigned, bitshift_factory(), "direction LEFT|RIGHT; shifts >= width give 0"});
+  t.add({"", "BitwiseAnd", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseAnd)});
+  t.add({"", "BitwiseOr", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseOr)});
+  t.add({"", "BitwiseXor", 18, 21, kIntTypes, binary_factory(BinaryOp::kBitwiseXor)});
+  unary("BitwiseNot", 18, 21, kIntTypes, UnaryOp::kBitwiseNot);
   // Variadic.
   t.add({"", "Max", 1, 11, F, variadic_factory(VariadicOp::kMax)});
   t.add({"", "Max", 12, 21, N, variadic_factory(VariadicOp::kMax), "opset 12 added integers"});
@@ -131,6 +161,15 @@ Family register_onnx_elementwise() {
   t.add({"", "Min", 12, 21, N, variadic_factory(VariadicOp::kMin), "opset 12 added integers"});
   t.add({"", "Sum", 1, 21, F, variadic_factory(VariadicOp::kSum)});
   t.add({"", "Mean", 1, 21, F, variadic_factory(VariadicOp::kMean)});
+  // Random generators (never constant-folded).
+  const std::vector<DType> kHalfFloat = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  t.add({"", "RandomUniform", 1, 21, {}, random_factory(RandomOp::kUniform), "seeded MT19937; low/high", -1});
+  t.add({"", "RandomNormal", 1, 21, {}, random_factory(RandomOp::kNormal), "seeded MT19937; mean/scale", -1});
+  t.add({"", "RandomUniformLike", 1, 21, {}, random_factory(RandomOp::kUniformLike), "input's shape (any type)"});
+  t.add({"", "RandomNormalLike", 1, 21, {}, random_factory(RandomOp::kNormalLike), "input's shape (any type)"});
+  t.add({"", "Bernoulli", 15, 21, kHalfFloat, random_factory(RandomOp::kBernoulli), "u < p; dtype attribute"});
+  t.add({"", "Multinomial", 7, 21, kHalfFloat, random_factory(RandomOp::kMultinomial),
+         "from unnormalised log-probabilities; int32/int64"});
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
   return family;

@@ -26,6 +26,8 @@ void unary_half(const uint16_t* x, uint16_t* y, int64_t n, F f) {
 template <UnaryOp kOp>
 void run_unary(KernelContext& ctx, const UnaryParams& p) {
   const Tensor& x = ctx.input(0);
+  if (kOp == UnaryOp::kBitwiseNot && !is_int_type(x.dtype()))
+    fail(ctx.where(), ": input 0 has element type ", dtype_name(x.dtype()), "; BitwiseNot takes integers");
   Tensor& y = ctx.output(0, x.dtype(), x.shape());
   const int64_t n = x.numel();
   if (x.dtype() == DType::kFloat16) {
@@ -68,9 +70,17 @@ template <UnaryOp kOp>
 KernelFactory make_unary(UnaryParams dflt) {
   return [dflt](const KernelInit& init) {
     UnaryParams p = dflt;
-    if constexpr (kOp == UnaryOp::kLeakyRelu || kOp == UnaryOp::kElu || kOp == UnaryOp::kHardSigmoid)
+    if constexpr (kOp == UnaryOp::kLeakyRelu || kOp == UnaryOp::kElu || kOp == UnaryOp::kHardSigmoid ||
+                  kOp == UnaryOp::kSelu || kOp == UnaryOp::kCelu || kOp == UnaryOp::kThresholdedRelu)
       p.alpha = init.attrs().get_float("alpha", dflt.alpha);
     if constexpr (kOp == UnaryOp::kHardSigmoid) p.beta = init.attrs().get_float("beta", dflt.beta);
+    if constexpr (kOp == UnaryOp::kSelu) p.beta = init.attrs().get_float("gamma", dflt.beta);
+    if constexpr (kOp == UnaryOp::kShrink) {
+      p.alpha = init.attrs().get_float("lambd", dflt.alpha);
+      p.beta = init.attrs().get_float("bias", dflt.beta);
+    }
+    if constexpr (kOp == UnaryOp::kCelu)
+      if (p.alpha == 0) fail(init.where(), ": attribute 'alpha' must not be 0");
     return make_function_kernel([p](KernelContext& ctx) { run_unary<kOp>(ctx, p); });
   };
 }
@@ -121,8 +131,35 @@ KernelFactory unary_factory(UnaryOp op) {
     case UnaryOp::kElu: return make_unary<UnaryOp::kElu>({1.0f, 0});
     case UnaryOp::kHardSigmoid: return make_unary<UnaryOp::kHardSigmoid>({0.2f, 0.5f});
     case UnaryOp::kHardSwish: return make_unary<UnaryOp::kHardSwish>({});
+    case UnaryOp::kSelu: return make_unary<UnaryOp::kSelu>({1.67326319217681884765625f, 1.05070102214813232421875f});
+    case UnaryOp::kCelu: return make_unary<UnaryOp::kCelu>({1.0f, 0});
+    case UnaryOp::kThresholdedRelu: return make_unary<UnaryOp::kThresholdedRelu>({1.0f, 0});
+    case UnaryOp::kShrink: return make_unary<UnaryOp::kShrink>({0.5f, 0});
+    case UnaryOp::kSoftsign: return make_unary<UnaryOp::kSoftsign>({});
+    case UnaryOp::kGelu: return make_unary<UnaryOp::kGelu>({});
+    case UnaryOp::kGeluTanh: return make_unary<UnaryOp::kGeluTanh>({});
+    case UnaryOp::kMish: return make_unary<UnaryOp::kMish>({});
+    case UnaryOp::kTan: return make_unary<UnaryOp::kTan>({});
+    case UnaryOp::kAsin: return make_unary<UnaryOp::kAsin>({});
+    case UnaryOp::kAcos: return make_unary<UnaryOp::kAcos>({});
+    case UnaryOp::kAtan: return make_unary<UnaryOp::kAtan>({});
+    case UnaryOp::kSinh: return make_unary<UnaryOp::kSinh>({});
+    case UnaryOp::kCosh: return make_unary<UnaryOp::kCosh>({});
+    case UnaryOp::kAsinh: return make_unary<UnaryOp::kAsinh>({});
+    case UnaryOp::kAcosh: return make_unary<UnaryOp::kAcosh>({});
+    case UnaryOp::kAtanh: return make_unary<UnaryOp::kAtanh>({});
+    case UnaryOp::kBitwiseNot: return make_unary<UnaryOp::kBitwiseNot>({});
   }
   fail("unary_factory: unknown operator");
+}
+
+KernelFactory gelu_factory() {
+  return [](const KernelInit& init) {
+    const std::string approximate = init.attrs().get_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      fail(init.where(), ": attribute 'approximate' is '", approximate, "', expected 'none' or 'tanh'");
+    return unary_factory(approximate == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGelu)(init);
+  };
 }
 
 KernelFactory not_factory() {

@@ -12,8 +12,17 @@
 //  - HardSigmoid: max(0, min(1, alpha*x + beta)); HardSwish: x * HardSigmoid(x; 1/6, 0.5).
 //  - Elu: x >= 0 ? x : alpha*(exp(x)-1) (ONNX: x < 0 uses the exponential).
 //  - LeakyRelu: x >= 0 ? x : alpha*x.  Relu: max(x, 0) with NaN propagated.
+//  - Selu: gamma * (x > 0 ? x : alpha*(exp(x)-1)), alpha/gamma (params alpha/beta) default to
+//    1.67326319217681884765625 / 1.05070102214813232421875. Celu: max(0,x) + min(0, alpha*(exp(x/alpha)-1)).
+//  - ThresholdedRelu: x > alpha ? x : 0. Softsign: x / (1 + |x|).
+//  - Shrink: x < -lambd ? x + bias : (x > lambd ? x - bias : 0) (lambd/bias = params alpha/beta);
+//    integers compute in double and convert back (ew::convert), as numpy's reference does.
+//  - Gelu: x/2 * (1 + erf(x/sqrt(2))); approximate = "tanh": x/2 * (1 + tanh(sqrt(2/pi)*(x + 0.044715x^3))).
+//  - Mish: x * tanh(softplus(x)). Tan/Asin/.../Atanh: <cmath>, NaN outside the domain.
+//  - BitwiseNot: ~x on integers.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -27,9 +36,54 @@ struct UnaryParams {
   float beta = 0;
 };
 
+// The activations and trigonometric functions added after the first set (float types only).
+template <UnaryOp kOp, typename T>
+inline T unary_apply_more(T x, const UnaryParams& p) {
+  if constexpr (kOp == UnaryOp::kSelu)
+    return T(p.beta) * (x > T(0) ? x : T(p.alpha) * (std::exp(x) - T(1)));
+  else if constexpr (kOp == UnaryOp::kCelu)
+    return (x > T(0) ? x : T(0)) + std::min(T(0), T(p.alpha) * (std::exp(x / T(p.alpha)) - T(1)));
+  else if constexpr (kOp == UnaryOp::kThresholdedRelu)
+    return x > T(p.alpha) ? x : T(0);
+  else if constexpr (kOp == UnaryOp::kSoftsign)
+    return x / (T(1) + std::fabs(x));
+  else if constexpr (kOp == UnaryOp::kGelu)
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+  else if constexpr (kOp == UnaryOp::kGeluTanh)
+    return T(0.5) * x * (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+  else if constexpr (kOp == UnaryOp::kMish)
+    return x * std::tanh((x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x))));
+  else if constexpr (kOp == UnaryOp::kTan)
+    return std::tan(x);
+  else if constexpr (kOp == UnaryOp::kAsin)
+    return std::asin(x);
+  else if constexpr (kOp == UnaryOp::kAcos)
+    return std::acos(x);
+  else if constexpr (kOp == UnaryOp::kAtan)
+    return std::atan(x);
+  else if constexpr (kOp == UnaryOp::kSinh)
+    return std::sinh(x);
+  else if constexpr (kOp == UnaryOp::kCosh)
+    return std::cosh(x);
+  else if constexpr (kOp == UnaryOp::kAsinh)
+    return std::asinh(x);
+  else if constexpr (kOp == UnaryOp::kAcosh)
+    return std::acosh(x);
+  else if constexpr (kOp == UnaryOp::kAtanh)
+    return std::atanh(x);
+}
+
 template <UnaryOp kOp, typename T>
 inline T unary_apply(T x, const UnaryParams& p) {
-  if constexpr (kOp == UnaryOp::kAbs) {
+  if constexpr (kOp == UnaryOp::kBitwiseNot) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(~x);
+    else
+      return x;  // run_unary rejects non-integer types first
+  } else if constexpr (kOp == UnaryOp::kShrink) {
+    const double v = static_cast<double>(x);
+    return convert<T>(v < -double(p.alpha) ? v + double(p.beta) : (v > double(p.alpha) ? v - double(p.beta) : 0.0));
+  } else if constexpr (kOp == UnaryOp::kAbs) {
     if constexpr (std::is_unsigned_v<T>)
       return x;
     else if constexpr (std::is_integral_v<T>)
@@ -93,13 +147,16 @@ inline T unary_apply(T x, const UnaryParams& p) {
       T v = x * T(1.0 / 6.0) + T(0.5);
       v = v < T(0) ? T(0) : v;
       return x * (v > T(1) ? T(1) : v);
+    } else {
+      return unary_apply_more<kOp>(x, p);
     }
   }
 }
 
 /// Operators defined on integers as well as floats (the rest are float-only).
 constexpr bool unary_accepts_ints(UnaryOp op) {
-  return op == UnaryOp::kAbs || op == UnaryOp::kNeg || op == UnaryOp::kSign || op == UnaryOp::kRelu;
+  return op == UnaryOp::kAbs || op == UnaryOp::kNeg || op == UnaryOp::kSign || op == UnaryOp::kRelu ||
+         op == UnaryOp::kShrink || op == UnaryOp::kBitwiseNot;
 }
 
 }  // namespace ew

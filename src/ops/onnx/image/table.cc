@@ -1,8 +1,10 @@
 // Operator table rows of the ONNX image family.
 #include "ops/families.h"
+#include "ops/onnx/image/affine_grid.h"
 #include "ops/onnx/image/grid_sample.h"
 #include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
+#include "ops/onnx/image/roi_align.h"
 
 namespace pointrt {
 Family register_onnx_image() {
@@ -29,6 +31,11 @@ Family register_onnx_image() {
          "4-D; bilinear|nearest|bicubic; zeros|border|reflection; align_corners"});
   t.add({"", "GridSample", 20, 21, grid_types, make_grid_sample_kernel,
          "N-D; linear|nearest|cubic; zeros|border|reflection; align_corners"});
+  t.add({"", "AffineGrid", 20, 21, grid_types, make_affine_grid_kernel, "2-D and 3-D; align_corners"});
+  t.add({"", "RoiAlign", 10, 15, grid_types, make_roi_align_kernel,
+         "avg|max; output_half_pixel coordinates (opset 10's behaviour)"});
+  t.add({"", "RoiAlign", 16, 21, grid_types, make_roi_align_kernel,
+         "avg|max; coordinate_transformation_mode half_pixel (default) | output_half_pixel"});
   t.add({"", "NonMaxSuppression", 10, 21, kFloat32Only, make_non_max_suppression_kernel,
          "center_point_box; optional max_output_boxes_per_class / iou_threshold / score_threshold"});
   return family;

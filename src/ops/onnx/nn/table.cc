@@ -1,5 +1,10 @@
 // Operator table rows of the ONNX nn family, and its graph pass.
 #include "ops/families.h"
+#include "ops/onnx/nn/col2im.h"
+#include "ops/onnx/nn/deform_conv.h"
+#include "ops/onnx/nn/lp_pool.h"
+#include "ops/onnx/nn/max_roi_pool.h"
+#include "ops/onnx/nn/max_unpool.h"
 #include "ops/onnx/nn/nn_kernels.h"
 
 namespace pointrt {
@@ -23,6 +28,19 @@ Family register_onnx_nn() {
   t.add({"", "GlobalAveragePool", 1, 21, kFloat32Only, make_global_average_pool_kernel,
          "oneDNN (unchanged since opset 1)"});
   t.add({"", "GlobalMaxPool", 1, 21, kFloat32Only, make_global_max_pool_kernel, "oneDNN (unchanged since opset 1)"});
+  const std::vector<DType> H = {DType::kFloat16, DType::kFloat32, DType::kFloat64};
+  auto lp_pool = [](const KernelInit& i) { return make_lp_pool_kernel(i, false); };
+  auto global_lp_pool = [](const KernelInit& i) { return make_lp_pool_kernel(i, true); };
+  t.add({"", "LpPool", 1, 1, H, lp_pool, "float p"});
+  t.add({"", "LpPool", 2, 17, H, lp_pool, "integer p; pads, auto_pad"});
+  t.add({"", "LpPool", 18, 21, H, lp_pool, "ceil_mode, dilations"});
+  t.add({"", "GlobalLpPool", 1, 1, H, global_lp_pool, "float p"});
+  t.add({"", "GlobalLpPool", 2, 21, H, global_lp_pool, "integer p"});
+  t.add({"", "MaxUnpool", 9, 10, kAllTypes, make_max_unpool_kernel, "indices from MaxPool"});
+  t.add({"", "MaxUnpool", 11, 21, kAllTypes, make_max_unpool_kernel, "indices from MaxPool; output_shape input"});
+  t.add({"", "MaxRoiPool", 1, 21, H, make_max_roi_pool_kernel, "Caffe ROI pooling"});
+  t.add({"", "Col2Im", 18, 21, H, make_col2im_kernel, "N-D; strides, pads, dilations"});
+  t.add({"", "DeformConv", 19, 21, H, make_deform_conv_kernel, "2-D; group, offset_group, mask"});
   t.add({kInternalDomain, "FusedConv", 1, 1, kFloat32Only, make_fused_conv_kernel,
          "internal: Conv + folded BatchNorm + residual Add + Relu (made by the nn pass)"});
   family.passes.push_back({"nn-fuse-conv", "fold BatchNorm into Conv, fuse residual Add and Relu, blocked layout",

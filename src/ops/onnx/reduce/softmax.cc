@@ -248,25 +248,9 @@ class SoftmaxKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     if (!is_float_type(x.dtype()) || x.dtype() == DType::kFloat16)
       fail(ctx.where(), ": input 0 has element type ", dtype_name(x.dtype()), ", expected float32 or float64");
-    const int64_t rank = static_cast<int64_t>(x.rank());
-    int64_t outer, R, inner = 1;
-    if (flatten_2d_) {
-      // Opset < 13 accepts axis in [-rank, rank]; axis == rank makes rows of one element.
-      if (axis_ < -rank || axis_ > rank)
-        fail(ctx.where(), ": axis ", axis_, " is out of range for a tensor of rank ", rank);
-      const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-      outer = 1;
-      R = 1;
-      for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : R) *= x.dim(i);
-    } else {
-      const int64_t axis = normalize_axis(axis_, rank, ctx.where());
-      reduce_detail::AxisSplit s = reduce_detail::split_at_axis(x.shape(), axis);
-      outer = s.outer;
-      R = s.axis_dim;
-      inner = s.inner;
-    }
+    const reduce_detail::AxisSplit v = softmax_view(x.shape(), axis_, flatten_2d_, ctx.where());
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
-    softmax_optimized(x, outer, R, inner, log_, y);
+    softmax_optimized(x, v.outer, v.axis_dim, v.inner, log_, y);
   }
 
  private:
@@ -275,6 +259,19 @@ class SoftmaxKernel : public OpKernel {
 };
 
 }  // namespace
+
+reduce_detail::AxisSplit softmax_view(const Shape& x, int64_t axis, bool flatten_2d, const std::string& where) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (!flatten_2d) return reduce_detail::split_at_axis(x, normalize_axis(axis, rank, where));
+  // Opset < 13 accepts axis in [-rank, rank]; axis == rank makes rows of one element.
+  if (axis < -rank || axis > rank) fail(where, ": axis ", axis, " is out of range for a tensor of rank ", rank);
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  reduce_detail::AxisSplit v;
+  v.outer = 1;
+  v.axis_dim = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < a ? v.outer : v.axis_dim) *= x[i];
+  return v;
+}
 
 void softmax_optimized(const Tensor& x, int64_t outer, int64_t R, int64_t inner, bool log, Tensor& y) {
   if (x.numel() == 0) return;

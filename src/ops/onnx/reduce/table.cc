@@ -3,8 +3,15 @@
 #include "ops/families.h"
 #include "ops/onnx/reduce/argminmax.h"
 #include "ops/onnx/reduce/cumsum.h"
+#include "ops/onnx/reduce/det.h"
 #include "ops/onnx/reduce/einsum.h"
+#include "ops/onnx/reduce/group_normalization.h"
+#include "ops/onnx/reduce/hardmax.h"
+#include "ops/onnx/reduce/losses.h"
+#include "ops/onnx/reduce/lp_normalization.h"
+#include "ops/onnx/reduce/lrn.h"
 #include "ops/onnx/reduce/matmul.h"
+#include "ops/onnx/reduce/mean_variance_normalization.h"
 #include "ops/onnx/reduce/normalization.h"
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
@@ -84,6 +91,15 @@ void add_axis_op_rows(OpTable& t) {
     t.add({"", name, 11, 12, kFloatTypes, flat, "flattened to 2-D at axis, negative axis"});
     t.add({"", name, 13, 21, kFloatTypes, single, "along one axis"});
   }
+  const std::vector<DType> kHalfAndFloat = {DType::kFloat16, DType::kFloat32, DType::kFloat64};
+  auto hardmax_flat = [](const KernelInit& i) { return make_hardmax_kernel(i, true); };
+  t.add({"", "Hardmax", 1, 12, kHalfAndFloat, hardmax_flat, "flattened to 2-D at axis; first maximum"});
+  t.add({"", "Hardmax", 13, 21, kHalfAndFloat, [](const KernelInit& i) { return make_hardmax_kernel(i, false); },
+         "along one axis; first maximum"});
+  t.add({"", "NegativeLogLikelihoodLoss", 12, 21, kHalfAndFloat, make_nll_loss_kernel,
+         "reduction none|sum|mean, weight, ignore_index"});
+  t.add({"", "SoftmaxCrossEntropyLoss", 12, 21, kHalfAndFloat, make_softmax_cross_entropy_kernel,
+         "reduction none|sum|mean, weights, ignore_index, log_prob output"});
   auto cumsum = [](const KernelInit& i) { return make_cumsum_kernel(i); };
   t.add({"", "CumSum", 11, 13, kReduceTypes, cumsum, "exclusive, reverse"});
   t.add({"", "CumSum", 14, 21, kReduceTypes, cumsum, "exclusive, reverse"});
@@ -96,6 +112,14 @@ void add_axis_op_rows(OpTable& t) {
 }
 
 void add_normalization_rows(OpTable& t) {
+  const std::vector<DType> H = {DType::kFloat16, DType::kFloat32, DType::kFloat64};
+  t.add({"", "LRN", 1, 21, H, make_lrn_kernel, "across channels; size, alpha, beta, bias"});
+  t.add({"", "MeanVarianceNormalization", 9, 21, H, make_mean_variance_normalization_kernel,
+         "axes (default [0, 2, 3]); (x - mean) / (std + 1e-9)"});
+  t.add({"", "LpNormalization", 1, 21, H, make_lp_normalization_kernel, "p 1 or 2, axis"});
+  t.add({"", "GroupNormalization", 18, 20, H, make_group_normalization_kernel, "scale/bias per group"});
+  t.add({"", "GroupNormalization", 21, 21, H, make_group_normalization_kernel, "scale/bias per channel"});
+  t.add({"", "Det", 11, 21, H, make_det_kernel, "LU with partial pivoting in double"});
   t.add({"", "LayerNormalization", 17, 21, kFloatTypes, make_layer_norm_kernel, "Mean/InvStdDev outputs in float32"});
   t.add({"", "InstanceNormalization", 1, 21, kFloatTypes, make_instance_norm_kernel, ""});
 }

@@ -30,6 +30,14 @@ std::unique_ptr<OpKernel> make_onehot(const KernelInit& init);
 /// `max_reduction`: 0 = no 'reduction' attribute, 1 = none/add/mul (16), 2 = also max/min (18).
 std::unique_ptr<OpKernel> make_scatter_elements(const KernelInit& init, int reductions);
 std::unique_ptr<OpKernel> make_scatter_nd(const KernelInit& init, int reductions);
+// reorder_kernels.cc
+std::unique_ptr<OpKernel> make_trilu(const KernelInit& init);
+/// DepthToSpace (`to_space`) or SpaceToDepth.
+std::unique_ptr<OpKernel> make_depth_space(const KernelInit& init, bool to_space);
+std::unique_ptr<OpKernel> make_reverse_sequence(const KernelInit& init);
+std::unique_ptr<OpKernel> make_center_crop_pad(const KernelInit& init);
+std::unique_ptr<OpKernel> make_compress(const KernelInit& init);
+std::unique_ptr<OpKernel> make_unique(const KernelInit& init);
 
 }  // namespace tensor_ops
 }  // namespace pointrt

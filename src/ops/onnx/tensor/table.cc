@@ -96,6 +96,17 @@ Family register_onnx_tensor() {
       "ScatterND", 16, 17, C, [](const KernelInit& i) { return make_scatter_nd(i, 1); }, "reduction add/mul");
   row(
       "ScatterND", 18, 21, C, [](const KernelInit& i) { return make_scatter_nd(i, 2); }, "reduction add/mul/max/min");
+  row("Trilu", 14, 21, C, make_trilu, "upper/lower, optional k input");
+  auto depth_to_space = [](const KernelInit& i) { return make_depth_space(i, true); };
+  auto space_to_depth = [](const KernelInit& i) { return make_depth_space(i, false); };
+  row("DepthToSpace", 1, 10, C, depth_to_space, "DCR");
+  row("DepthToSpace", 11, 21, C, depth_to_space, "mode DCR|CRD");
+  row("SpaceToDepth", 1, 21, C, space_to_depth, "");
+  row("ReverseSequence", 10, 21, C, make_reverse_sequence, "batch_axis/time_axis 0 or 1");
+  row("CenterCropPad", 18, 21, C, make_center_crop_pad, "axes attribute; zero padding");
+  row("Compress", 9, 10, C, make_compress, "axis optional (flattens)");
+  row("Compress", 11, 21, C, make_compress, "negative axis");
+  row("Unique", 11, 21, C, make_unique, "sorted, axis; outputs indices, inverse_indices, counts");
   return family;
 }
 }  // namespace pointrt

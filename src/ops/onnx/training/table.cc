@@ -1,0 +1,13 @@
+// The ONNX training family: ai.onnx.preview.training Adagrad, Momentum, Adam.
+#include "ops/families.h"
+#include "ops/onnx/training/optimizers.h"
+
+namespace pointrt {
+
+Family register_onnx_training() {
+  Family family{"onnx/training"};
+  add_training_rows(family.rows);
+  return family;
+}
+
+}  // namespace pointrt
