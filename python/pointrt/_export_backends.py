@@ -85,6 +85,12 @@ def _export_dynamo(model, args, kw: Dict[str, Any]) -> bytes:
     kw = dict(kw)
     kw.pop("custom_opsets", None)
     kw.pop("do_constant_folding", None)
+    axes = kw.get("dynamic_axes")
+    if axes:
+        # torch.onnx (2.15) pairs the converted dynamic_axes with the inputs in the dict's order, not by
+        # name: list every input, in order (None: static), then the outputs
+        names = list(kw.get("input_names") or [])
+        kw["dynamic_axes"] = {**{n: axes.get(n) for n in names}, **{n: a for n, a in axes.items() if n not in names}}
     table = dict(kw.pop("custom_translation_table", None) or {})
     for op, fn in _library.translation_table().items():
         table.setdefault(op, fn)
