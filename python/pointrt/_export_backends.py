@@ -105,5 +105,10 @@ def _fold(model) -> None:
     onnxscript 0.7.2's "x + 0 -> x" rule matches with an absolute tolerance of 1e-8 and so
     deleted PointNet++'s ``1 / (dist + 1e-8)`` guard (output off by 0.67 on the FP modules)."""
     import onnxscript.optimizer
-    onnxscript.optimizer.fold_constants(model)
+    # no size limits: weights computed in the graph (BatchNorm folded into SparseConv) become one
+    # initializer, as the TorchScript exporter's constant folding writes them
+    onnxscript.optimizer.fold_constants(model, input_size_limit=_FOLD_LIMIT, output_size_limit=_FOLD_LIMIT)
     onnxscript.optimizer.remove_unused_nodes(model)
+
+
+_FOLD_LIMIT = 1 << 40
