@@ -35,9 +35,17 @@ if ! "$VENV/bin/python" -c "import onnx, onnxruntime, spconv, matplotlib; assert
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx==1.16.2" "onnxruntime" pytest spconv "matplotlib<3.10"
 fi
-if ! "$VENV/bin/python" -c "import pointrt" 2>/dev/null; then
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e python/ >/dev/null
-fi
+# The checkout's package on the venv's path (a .pth file; CMake builds pointrt._pointrt into
+# python/pointrt/). `pip install ./python` is the users' way: it compiles everything once more.
+use_checkout_package() {  # use_checkout_package VENV
+  local site
+  site=$("$1/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  if [ "$(cat "$site/pointrt-checkout.pth" 2>/dev/null)" != "$PWD/python" ]; then
+    "$1/bin/pip" uninstall -q -y pointrt >/dev/null 2>&1 || true  # an earlier editable install
+    echo "$PWD/python" > "$site/pointrt-checkout.pth"
+  fi
+}
+use_checkout_package "$VENV"
 
 # A second venv with PyPI's current torch 2.x for the export tests of both torch exporters
 # (TorchScript and dynamo). Its own site-packages (no Debian torch). torch is installed without
@@ -53,9 +61,7 @@ if [ "${POINTRT_TORCH2:-1}" = "1" ]; then
     mapfile -t torch_deps < <("$VENV2/bin/python" scripts/torch2_requirements.py)
     "$VENV2/bin/pip" install -q --disable-pip-version-check "${torch_deps[@]}" "numpy<2" onnx onnxscript onnxruntime pytest
   fi
-  if ! "$VENV2/bin/python" -c "import pointrt" 2>/dev/null; then
-    "$VENV2/bin/pip" install -q --disable-pip-version-check --no-deps -e python/ >/dev/null
-  fi
+  use_checkout_package "$VENV2"
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
