@@ -11,4 +11,6 @@ void register_onnx_nn(OpTable& t);           // ops/onnx/nn
 void register_onnx_image(OpTable& t);        // ops/onnx/image (Resize, GridSample, ...)
 void register_pointnet2(OpTable& t);         // ops/pointnet2
 void register_sparse(OpTable& t);            // ops/sparse
+void register_pose(OpTable& t);              // ops/pose (MeanShift, InstanceReduce, RigidFit)
+void register_detect(OpTable& t);            // ops/detect (CenterPointDecode, BoxNMS)
 }  // namespace pointrt
