@@ -9,6 +9,7 @@ void register_onnx_tensor(OpTable& t);       // ops/onnx/tensor
 void register_onnx_reduce(OpTable& t);       // ops/onnx/reduce
 void register_onnx_nn(OpTable& t);           // ops/onnx/nn
 void register_onnx_image(OpTable& t);        // ops/onnx/image (Resize, GridSample, ...)
+void register_onnx_quant(OpTable& t);        // ops/onnx/quant (QuantizeLinear, QLinearConv, the QDQ pass)
 void register_pointnet2(OpTable& t);         // ops/pointnet2
 void register_sparse(OpTable& t);            // ops/sparse
 }  // namespace pointrt

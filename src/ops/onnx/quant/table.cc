@@ -1,0 +1,25 @@
+// Operator table rows of the ONNX quantization family.
+#include "ops/families.h"
+#include "ops/onnx/quant/quantize.h"
+
+namespace pointrt {
+
+void register_onnx_quant(OpTable& t) {
+  using namespace quant;
+  const std::vector<DType> q_in = {DType::kFloat32, DType::kFloat16, DType::kInt32};
+  const std::vector<DType> dq_in_10 = {DType::kInt8, DType::kUInt8, DType::kInt32};
+  const std::vector<DType> dq_in_21 = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
+  t.add({"", "QuantizeLinear", 10, 12, q_in, make_quantize_linear_kernel, "per tensor; int8/uint8"});
+  t.add({"", "QuantizeLinear", 13, 18, q_in, make_quantize_linear_kernel, "per tensor or per axis"});
+  t.add({"", "QuantizeLinear", 19, 20, q_in, make_quantize_linear_kernel, "float16 scales; no float8 outputs"});
+  t.add({"", "QuantizeLinear", 21, 21, q_in, make_quantize_linear_kernel,
+         "blocked, int16/uint16, output_dtype; no float8/int4 outputs"});
+  t.add({"", "DequantizeLinear", 10, 12, dq_in_10, make_dequantize_linear_kernel, "per tensor"});
+  t.add({"", "DequantizeLinear", 13, 18, dq_in_10, make_dequantize_linear_kernel, "per tensor or per axis"});
+  t.add({"", "DequantizeLinear", 19, 20, dq_in_10, make_dequantize_linear_kernel, "float16 scales; no float8 inputs"});
+  t.add({"", "DequantizeLinear", 21, 21, dq_in_21, make_dequantize_linear_kernel,
+         "blocked, int16/uint16; no float8/int4 inputs"});
+  t.add({"", "DynamicQuantizeLinear", 11, 21, kFloat32Only, make_dynamic_quantize_linear_kernel, "uint8"});
+}
+
+}  // namespace pointrt
