@@ -1,5 +1,6 @@
 // Operator table rows of the ONNX quantization family.
 #include "ops/families.h"
+#include "ops/onnx/quant/qconv.h"
 #include "ops/onnx/quant/quantize.h"
 
 namespace pointrt {
@@ -9,6 +10,7 @@ void register_onnx_quant(OpTable& t) {
   const std::vector<DType> q_in = {DType::kFloat32, DType::kFloat16, DType::kInt32};
   const std::vector<DType> dq_in_10 = {DType::kInt8, DType::kUInt8, DType::kInt32};
   const std::vector<DType> dq_in_21 = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
+  const std::vector<DType> int8 = {DType::kInt8, DType::kUInt8};
   t.add({"", "QuantizeLinear", 10, 12, q_in, make_quantize_linear_kernel, "per tensor; int8/uint8"});
   t.add({"", "QuantizeLinear", 13, 18, q_in, make_quantize_linear_kernel, "per tensor or per axis"});
   t.add({"", "QuantizeLinear", 19, 20, q_in, make_quantize_linear_kernel, "float16 scales; no float8 outputs"});
@@ -20,6 +22,10 @@ void register_onnx_quant(OpTable& t) {
   t.add({"", "DequantizeLinear", 21, 21, dq_in_21, make_dequantize_linear_kernel,
          "blocked, int16/uint16; no float8/int4 inputs"});
   t.add({"", "DynamicQuantizeLinear", 11, 21, kFloat32Only, make_dynamic_quantize_linear_kernel, "uint8"});
+  t.add({"", "ConvInteger", 10, 21, int8, make_conv_integer_kernel,
+         "oneDNN int8 convolution for constant weights; per-channel w_zero_point"});
+  t.add({"", "QLinearConv", 10, 21, int8, make_qlinear_conv_kernel,
+         "oneDNN int8 convolution for constant weights and scales; per-channel w_scale"});
 }
 
 }  // namespace pointrt
