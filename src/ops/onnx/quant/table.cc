@@ -1,13 +1,21 @@
-// Operator table rows of the ONNX quantization family.
+// Operator table rows of the ONNX quantization family and the ONNX Runtime contrib operators of QOperator files.
 #include "ops/families.h"
+#include "ops/onnx/quant/contrib_qlinear.h"
 #include "ops/onnx/quant/qconv.h"
 #include "ops/onnx/quant/qmatmul.h"
 #include "ops/onnx/quant/quantize.h"
 
 namespace pointrt {
 
+namespace {
+// The com.microsoft schemas must exist before the first import runs shape inference, which may
+// come before the operator table is built: register them at start-up as well.
+const bool kContribSchemasRegistered = (quant::register_contrib_schemas(), true);
+}  // namespace
+
 void register_onnx_quant(OpTable& t) {
   using namespace quant;
+  register_contrib_schemas();
   const std::vector<DType> q_in = {DType::kFloat32, DType::kFloat16, DType::kInt32};
   const std::vector<DType> dq_in_10 = {DType::kInt8, DType::kUInt8, DType::kInt32};
   const std::vector<DType> dq_in_21 = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
@@ -34,6 +42,12 @@ void register_onnx_quant(OpTable& t) {
   // Opset 21 (float16 scales; the kernel computes them) is served once the conformance runner can list
   // tests whose data contradicts the spec: ONNX 1.16's int8 QLinearMatMul tests expect wrapped
   // results where the spec (and ONNX Runtime) saturate.
+  t.add({kMicrosoftDomain, "QLinearAdd", 1, 1, int8, make_qlinear_add_kernel,
+         "ONNX Runtime contrib (QOperator files); folded into a preceding QConv by the QDQ pass"});
+  t.add({kMicrosoftDomain, "QLinearGlobalAveragePool", 1, 1, int8, make_qlinear_global_average_pool_kernel,
+         "ONNX Runtime contrib (QOperator files); channels_last"});
+  t.add({kMicrosoftDomain, "QGemm", 1, 1, int8, make_qgemm_kernel,
+         "ONNX Runtime contrib (QOperator files); a QMatMul on oneDNN when B is constant (the QDQ pass)"});
 }
 
 }  // namespace pointrt
