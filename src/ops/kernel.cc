@@ -79,7 +79,7 @@ const OpTable& op_table() {
     register_onnx_elementwise(t);
     register_onnx_tensor(t);
     register_onnx_reduce(t);
-    register_onnx_quant(t);
+    register_onnx_quant(t);  // before nn: its QDQ pass must see the float Convs first
     register_onnx_nn(t);
     register_onnx_image(t);
     register_pointnet2(t);

@@ -149,12 +149,15 @@ static void check_supported(const Graph& g, const std::string& file) {
   }
 }
 
-// Replace nodes whose inputs are all constants by their results.
-static void fold_constants(Graph& g) {
+// Replace nodes whose inputs are all constants by their results. The first run keeps
+// DequantizeLinear (`keep_dequantize`): the quantization pass fuses DequantizeLinear of constant
+// int8 weights into int8 kernels; the run after the passes folds whatever it left.
+static void fold_constants(Graph& g, bool keep_dequantize = false) {
   HeapAllocator heap;
   RunCache cache;
   for (auto& n : g.nodes) {
     if (n.removed || !foldable(n)) continue;
+    if (keep_dequantize && n.domain.empty() && n.op_type == "DequantizeLinear") continue;
     bool all_const = true;
     for (int v : n.inputs)
       if (v >= 0 && !g.values[v].constant) {
@@ -263,7 +266,7 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   const size_t model_outputs = g.outputs.size();
   const std::vector<int> observed_ids = add_observed_outputs(g, options.observe, file);
   if (options.optimize) {
-    fold_constants(g);
+    fold_constants(g, true);
     for (auto& p : graph_passes())
       if (p.pass(g)) g.compact();
     fold_constants(g);

@@ -1,8 +1,10 @@
-// Operator table rows of the ONNX quantization family and the ONNX Runtime contrib operators of QOperator files.
+// Operator table rows of the ONNX quantization family, its internal fused kernels and the QDQ pass.
 #include "ops/families.h"
+#include "ops/onnx/nn/nn_kernels.h"
 #include "ops/onnx/quant/contrib_qlinear.h"
 #include "ops/onnx/quant/qconv.h"
 #include "ops/onnx/quant/qmatmul.h"
+#include "ops/onnx/quant/quant_fusion.h"
 #include "ops/onnx/quant/quantize.h"
 
 namespace pointrt {
@@ -48,6 +50,11 @@ void register_onnx_quant(OpTable& t) {
          "ONNX Runtime contrib (QOperator files); channels_last"});
   t.add({kMicrosoftDomain, "QGemm", 1, 1, int8, make_qgemm_kernel,
          "ONNX Runtime contrib (QOperator files); a QMatMul on oneDNN when B is constant (the QDQ pass)"});
+  t.add({nn::kInternalDomain, "QConv", 1, 1, int8, make_qconv_kernel,
+         "internal: DequantizeLinear -> Conv (+ Add, Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
+  t.add({nn::kInternalDomain, "QMatMul", 1, 1, int8, make_qmatmul_kernel,
+         "internal: DequantizeLinear -> MatMul/Gemm (+ Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
+  graph_passes().push_back({"quant: QDQ around Conv/MatMul/Gemm to int8 kernels (+ Relu, residual Add)", fuse_qdq});
 }
 
 }  // namespace pointrt
