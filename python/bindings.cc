@@ -1,10 +1,13 @@
 // pybind11 bindings: pointrt._pointrt.Session(path).run({name: ndarray}) -> {name: ndarray}.
-// Inputs are passed to the runtime without copies when they are C-contiguous arrays of the
-// right dtype; outputs are returned as new numpy arrays that own a reference to the result.
+// Inputs are passed to the runtime without copies when they are aligned, C-contiguous arrays
+// of the right dtype in native byte order; any other layout or byte order is converted first
+// (never misread), and values that are no numeric array (None, str, object arrays) are refused
+// naming the input. Every error raised here is a pointrt.SessionError (a pointrt.Error).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "io/nonfinite.h"
 #include "pointrt/pointrt.h"
 
 namespace py = pybind11;
@@ -12,7 +15,9 @@ using namespace pointrt;
 
 namespace {
 
-DType dtype_from_numpy(const py::dtype& d) {
+std::string type_name(const py::handle& h) { return py::str(h.get_type().attr("__name__")).cast<std::string>(); }
+
+DType dtype_from_numpy(const py::dtype& d, const std::string& name) {
   switch (d.kind()) {
     case 'f':
       if (d.itemsize() == 4) return DType::kFloat32;
@@ -33,24 +38,19 @@ DType dtype_from_numpy(const py::dtype& d) {
       break;
     case 'b': return DType::kBool;
   }
-  throw Error("numpy dtype " + py::cast<std::string>(py::str(static_cast<const py::handle&>(d))) + " is not supported");
+  throw Error("input '" + name + "' has numpy dtype " + py::str(static_cast<const py::handle&>(d)).cast<std::string>() +
+              ", which pointrt cannot run (numeric and bool arrays only)");
 }
 
-py::dtype numpy_dtype(DType t) {
+py::object numpy_dtype_or_none(DType t) {
   switch (t) {
+    case DType::kUndefined: return py::none();
+    case DType::kBool: return py::dtype("bool");
+    case DType::kFloat16: return py::dtype("float16");
     case DType::kFloat32: return py::dtype("float32");
     case DType::kFloat64: return py::dtype("float64");
-    case DType::kFloat16: return py::dtype("float16");
-    case DType::kInt8: return py::dtype("int8");
-    case DType::kInt16: return py::dtype("int16");
-    case DType::kInt32: return py::dtype("int32");
-    case DType::kInt64: return py::dtype("int64");
-    case DType::kUInt8: return py::dtype("uint8");
-    case DType::kUInt16: return py::dtype("uint16");
-    case DType::kUInt32: return py::dtype("uint32");
-    case DType::kUInt64: return py::dtype("uint64");
-    case DType::kBool: return py::dtype("bool");
-    default: throw Error(std::string("cannot return element type ") + dtype_name(t) + " to numpy");
+    case DType::kString: return py::dtype("object");
+    default: return py::dtype(dtype_name(t));
   }
 }
 
@@ -59,7 +59,83 @@ py::array to_numpy(const Tensor& t) {
   auto* holder = new Tensor(t);
   py::capsule owner(holder, [](void* p) { delete static_cast<Tensor*>(p); });
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  return py::array(numpy_dtype(t.dtype()), shape, {}, holder->data(), owner);
+  py::object dt = numpy_dtype_or_none(t.dtype());
+  if (dt.is_none() || t.dtype() == DType::kString)
+    throw Error(std::string("cannot return element type ") + dtype_name(t.dtype()) + " to numpy");
+  return py::array(dt.cast<py::dtype>(), shape, {}, holder->data(), owner);
+}
+
+// A feed as an aligned, C-contiguous array in native byte order, or an Error naming the input.
+py::array feed_array(const std::string& name, const py::handle& value) {
+  if (value.is_none()) throw Error("input '" + name + "' is None, expected a numpy array");
+  if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value))
+    throw Error("input '" + name + "' is a " + type_name(value) + ", expected a numpy array");
+  py::module_ np = py::module_::import("numpy");
+  py::object arr;
+  try {
+    arr = np.attr("asarray")(value);
+  } catch (py::error_already_set& e) {
+    throw Error("input '" + name + "' cannot be converted to a numpy array (" + std::string(e.what()) + ")");
+  }
+  py::dtype dt = arr.attr("dtype").cast<py::dtype>();
+  DType t = dtype_from_numpy(dt, name);  // refuses object, str, complex, structured, datetime
+  (void)t;
+  // Native byte order, aligned and C-contiguous: a '>f4' array is converted, not misread.
+  py::object native = dt.attr("newbyteorder")("=");
+  return np.attr("require")(arr, native, py::make_tuple("C_CONTIGUOUS", "ALIGNED")).cast<py::array>();
+}
+
+py::object shape_list(const ValueInfo& v) {
+  if (!v.has_shape) return py::none();
+  py::list dims;
+  for (const Dim& d : v.shape) {
+    if (d.is_fixed())
+      dims.append(d.value);
+    else if (!d.symbol.empty())
+      dims.append(d.symbol);
+    else
+      dims.append(py::none());
+  }
+  return std::move(dims);
+}
+
+struct PyValueInfo {
+  std::string name;
+  py::object dtype, shape;
+};
+
+std::vector<PyValueInfo> value_infos(const std::vector<ValueInfo>& vs) {
+  std::vector<PyValueInfo> r;
+  for (const auto& v : vs) r.push_back({v.name, numpy_dtype_or_none(v.dtype), shape_list(v)});
+  return r;
+}
+
+// A str or os.PathLike argument.
+std::string path_argument(const char* what, const py::handle& value) {
+  py::object p;
+  try {
+    p = py::module_::import("os").attr("fspath")(value);
+  } catch (py::error_already_set&) {
+    throw Error(std::string("Session: ") + what + " must be a str or os.PathLike, got " + type_name(value));
+  }
+  if (!py::isinstance<py::str>(p)) throw Error(std::string("Session: ") + what + " must be a str, not bytes");
+  return p.cast<std::string>();
+}
+
+// An int argument within [lo, hi] (bool is not an int here).
+int64_t int_argument(const char* what, const py::handle& value, int64_t lo, int64_t hi) {
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw Error(std::string("Session: ") + what + " must be an int, got " + type_name(value));
+  int64_t v = 0;
+  try {
+    v = value.cast<int64_t>();
+  } catch (const py::cast_error&) {
+    throw Error(std::string("Session: ") + what + " is out of range");
+  }
+  if (v < lo || v > hi)
+    throw Error(std::string("Session: ") + what + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                "], got " + std::to_string(v));
+  return v;
 }
 
 // A tensor that shares a C-contiguous copy-free view of `obj` and keeps it alive (the GIL is
@@ -73,18 +149,25 @@ Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
     delete static_cast<py::array*>(p);
   });
   Shape s(a.shape(), a.shape() + a.ndim());
-  return Tensor::wrap_shared(dtype_from_numpy(a.dtype()), s, owner, const_cast<void*>(a.data()));
+  return Tensor::wrap_shared(dtype_from_numpy(a.dtype(), what), s, owner, const_cast<void*>(a.data()));
 }
 
 class PySession {
  public:
-  PySession(const std::string& path, int threads, bool optimize, const std::vector<std::string>& observe) {
+  PySession(const py::object& path, const py::object& threads, bool optimize, const py::object& max_tensor_bytes,
+            const py::object& external_data_dirs, const std::vector<std::string>& observe) {
     SessionOptions o;
-    o.intra_op_threads = threads;
+    o.intra_op_threads = static_cast<int>(int_argument("threads", threads, 0, 1 << 16));
     o.optimize = optimize;
+    if (!max_tensor_bytes.is_none())
+      o.max_tensor_bytes = static_cast<size_t>(int_argument("max_tensor_bytes", max_tensor_bytes, 1, INT64_MAX));
     o.observe = observe;
+    LoadOptions lo;
+    for (auto d : external_data_dirs) lo.external_data_dirs.push_back(path_argument("external_data_dirs", d));
+    std::string p = path_argument("path", path);
+    py::gil_scoped_release release;
     // No Model kept: after prepare only the session's (packed) weights stay in memory.
-    session_ = std::make_unique<Session>(Model::load(path), o);
+    session_ = std::make_unique<Session>(Model::load(p, lo), o);
   }
   std::vector<std::string> input_names() const {
     std::vector<std::string> r;
@@ -96,16 +179,26 @@ class PySession {
     for (const auto& v : session_->outputs()) r.push_back(v.name);
     return r;
   }
-  py::dict run(const py::dict& feeds, const py::object& on_value) const {
+  std::vector<PyValueInfo> inputs() const { return value_infos(session_->inputs()); }
+  std::vector<PyValueInfo> outputs() const { return value_infos(session_->outputs()); }
+
+  py::dict run(const py::object& feeds, const std::string& nonfinite, const py::object& on_value) const {
+    if (!py::isinstance<py::dict>(feeds))
+      throw Error("Session.run: feeds must be a dict {input name: array}, got " + type_name(feeds));
+    NonfinitePolicy policy = parse_nonfinite_policy(nonfinite, "Session.run(nonfinite=...)");
     std::map<std::string, Tensor> inputs;
     std::vector<py::array> keep_alive;
-    for (auto item : feeds) {
-      std::string name = py::str(item.first);
-      py::array a = py::array::ensure(item.second, py::array::c_style);
-      if (!a) throw Error("input '" + name + "' is not convertible to a numpy array");
+    for (auto item : feeds.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(item.first))
+        throw Error("Session.run: feed keys must be input names (str), got " +
+                    py::str(item.first.get_type().attr("__name__")).cast<std::string>());
+      std::string name = item.first.cast<std::string>();
+      py::array a = feed_array(name, item.second);
       keep_alive.push_back(a);
       Shape s(a.shape(), a.shape() + a.ndim());
-      inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype()), s, const_cast<void*>(a.data()));
+      inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype(), name), s, const_cast<void*>(a.data()));
+      std::string warning = check_nonfinite(policy, name, "", inputs[name]);
+      if (!warning.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 2);
     }
     RunHooks hooks;
     if (!on_value.is_none())
@@ -136,21 +229,55 @@ class PySession {
 
 PYBIND11_MODULE(_pointrt, m) {
   m.doc() = "pointrt runtime bindings";
-  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  // pointrt.errors.SessionError derives from pointrt.Error and RuntimeError.
+  static py::object error_type = py::module_::import("pointrt.errors").attr("SessionError");
+  m.attr("Error") = error_type;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error_type.ptr(), e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(error_type.ptr(), "out of memory");
+    }
+  });
+  py::class_<PyValueInfo>(m, "ValueInfo",
+                          "A model input or output: name, numpy dtype (None if unknown), shape "
+                          "(list of int, symbol str or None; None if unknown)")
+      .def_readonly("name", &PyValueInfo::name)
+      .def_readonly("dtype", &PyValueInfo::dtype)
+      .def_readonly("shape", &PyValueInfo::shape)
+      .def("__repr__", [](const PyValueInfo& v) {
+        return "ValueInfo(name=" + py::repr(py::str(v.name)).cast<std::string>() +
+               ", dtype=" + py::repr(v.dtype).cast<std::string>() + ", shape=" + py::repr(v.shape).cast<std::string>() +
+               ")";
+      });
   py::class_<PySession>(m, "Session")
-      .def(py::init<const std::string&, int, bool, const std::vector<std::string>&>(), py::arg("path"),
-           py::arg("threads") = 0, py::arg("optimize") = true, py::arg("observe") = std::vector<std::string>{},
-           "observe: value names (or \"*\") that run(on_value=...) sees as nodes compute them")
+      .def(py::init<const py::object&, const py::object&, bool, const py::object&, const py::object&,
+                    const std::vector<std::string>&>(),
+           py::arg("path"), py::arg("threads") = 0, py::arg("optimize") = true,
+           py::arg("max_tensor_bytes") = py::none(), py::arg("external_data_dirs") = py::tuple(),
+           py::arg("observe") = std::vector<std::string>{},
+           "Load and prepare an ONNX file. threads: intra-op threads (0 = all cores); max_tensor_bytes: largest "
+           "tensor a node may allocate (default: half the usable memory); external_data_dirs: more folders "
+           "external data may be read from; observe: value names (or \"*\") that run(on_value=...) sees as "
+           "nodes compute them.")
+      .def_property_readonly("inputs", &PySession::inputs)
+      .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("input_names", &PySession::input_names)
       .def_property_readonly("output_names", &PySession::output_names)
-      .def("run", &PySession::run, py::arg("feeds"), py::arg("on_value") = py::none(),
-           "Run with {name: ndarray}; returns {name: ndarray}. on_value(name, ndarray) is called for each "
-           "observed value as it is computed (a read-only view, valid during the call); it returns None, or an "
-           "array of the same dtype and shape that later nodes read instead.")
+      .def("run", &PySession::run, py::arg("feeds"), py::arg("nonfinite") = "warn", py::arg("on_value") = py::none(),
+           "Run with {name: array}; returns {name: ndarray}. Arrays of any layout and byte order are converted; "
+           "nonfinite: 'error', 'warn' (a RuntimeWarning) or 'allow' NaN/Inf in float inputs. on_value(name, "
+           "ndarray) is called for each observed value as it is computed (a read-only view, valid during the "
+           "call); it returns None, or an array of the same dtype and shape that later nodes read instead.")
       .def("execution_plan", &PySession::plan);
   m.def("supported_ops", [] {
     std::vector<std::tuple<std::string, std::string, int, int>> r;
     for (const auto& o : supported_ops()) r.emplace_back(o.domain, o.op_type, o.since_version, o.until_version);
     return r;
   });
+  m.def(
+      "build_info", [] { return build_info(); }, "versions of pointrt, ONNX, protobuf, oneDNN and the build flags");
+  m.attr("__version__") = version();
 }

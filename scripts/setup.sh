@@ -36,12 +36,38 @@ if ! "$VENV/bin/python" -c "import onnx, onnxruntime, spconv, matplotlib, ml_dty
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx==1.16.2" "onnxruntime" pytest spconv "matplotlib<3.10" ml_dtypes
 fi
-if ! "$VENV/bin/python" -c "import pointrt" 2>/dev/null; then
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e python/ >/dev/null
+# The checkout's package on the venv's path (a .pth file; CMake builds pointrt._pointrt into
+# python/pointrt/). `pip install ./python` is the users' way: it compiles everything once more.
+use_checkout_package() {  # use_checkout_package VENV
+  local site
+  site=$("$1/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  if [ "$(cat "$site/pointrt-checkout.pth" 2>/dev/null)" != "$PWD/python" ]; then
+    "$1/bin/pip" uninstall -q -y pointrt >/dev/null 2>&1 || true  # an earlier editable install
+    echo "$PWD/python" > "$site/pointrt-checkout.pth"
+  fi
+}
+use_checkout_package "$VENV"
+
+# A second venv with PyPI's current torch 2.x for the export tests of both torch exporters
+# (TorchScript and dynamo). Its own site-packages (no Debian torch). torch is installed without
+# its dependencies and then only the CUDA libraries that `import torch` links
+# (scripts/torch2_requirements.py): 4.0 GB instead of 5.5 GB. POINTRT_TORCH2=0 skips it.
+TORCH2_VERSION=2.15.0
+VENV2=.venv-torch2
+if [ "${POINTRT_TORCH2:-1}" = "1" ]; then
+  [ -x "$VENV2/bin/python" ] || { echo "setup: creating $VENV2 (PyPI torch $TORCH2_VERSION)"; /usr/bin/python3 -m venv "$VENV2"; }
+  if ! "$VENV2/bin/python" -c "import torch, onnxscript, onnxruntime, pytest; assert torch.__version__.split('+')[0] == '$TORCH2_VERSION'" 2>/dev/null; then
+    echo "setup: installing torch $TORCH2_VERSION (CPU-needed libraries only), onnxscript, onnxruntime into $VENV2"
+    "$VENV2/bin/pip" install -q --disable-pip-version-check --no-deps "torch==$TORCH2_VERSION"
+    mapfile -t torch_deps < <("$VENV2/bin/python" scripts/torch2_requirements.py)
+    "$VENV2/bin/pip" install -q --disable-pip-version-check "${torch_deps[@]}" "numpy<2" onnx onnxscript onnxruntime pytest
+  fi
+  use_checkout_package "$VENV2"
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
+TORCH2_TESTS=ON; [ "${POINTRT_TORCH2:-1}" = "1" ] || TORCH2_TESTS=OFF
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DPython3_EXECUTABLE="$PWD/$VENV/bin/python" ${CMAKE_ARGS:-} >/dev/null
+  -DPython3_EXECUTABLE="$PWD/$VENV/bin/python" -DPOINTRT_TEST_TORCH2=$TORCH2_TESTS ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (packages, venv, build) and runs every test:
 #   1. Release build: unit tests, ONNX conformance (both sets), Python tests, end-to-end models
-#   2. a clang ASan+UBSan build: unit tests, conformance, and a 60 s libFuzzer run of the loader
+#   2. a clang ASan+UBSan build: unit tests, conformance, and a bounded run of every libFuzzer target
 # QUICK=1 skips stage 2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ echo "== stage 1: Release build tests"
 run_ctest build "release"
 
 if [ "${QUICK:-0}" != "1" ]; then
-  echo "== stage 2: ASan + UBSan (clang) build, with the loader fuzzer"
+  echo "== stage 2: ASan + UBSan (clang) build, with the fuzz targets (tests/fuzz/README.md)"
   if CC=clang CXX=clang++ BUILD_DIR=build-asan \
      CMAKE_ARGS="-DPOINTRT_SANITIZE=ON -DPOINTRT_FUZZ=ON -DPOINTRT_BUILD_BENCH=OFF -DPOINTRT_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
      scripts/setup.sh; then

@@ -48,8 +48,16 @@ const char* dtype_name(DType t);
 using Shape = std::vector<int64_t>;
 /// "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& s);
-/// Product of the dimensions (1 for a scalar, 0 if any dimension is 0).
+/// Product of the dimensions (1 for a scalar, 0 if any dimension is 0). Throws Error naming the
+/// shape when the product overflows int64.
 int64_t shape_numel(const Shape& s);
+/// Half the memory this process may use (the physical memory, or the cgroup limit when lower):
+/// the default of SessionOptions::max_tensor_bytes.
+size_t default_max_tensor_bytes();
+/// "0.1.0".
+const char* version();
+/// One line per item: pointrt, ONNX, protobuf and oneDNN versions, compiler, build flags.
+std::string build_info();
 
 /// The single exception type pointrt throws. what() is one line that names the file, node,
 /// tensor, the expected and the received value where they apply.
@@ -77,7 +85,8 @@ class Tensor {
   int64_t dim(size_t i) const { return shape_.at(i); }
   size_t rank() const { return shape_.size(); }
   int64_t numel() const { return shape_numel(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  /// numel() * dtype_size(dtype()); throws Error when that overflows.
+  size_t nbytes() const;
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <typename T>
@@ -119,6 +128,9 @@ struct ValueInfo {
 };
 
 struct SessionOptions {
+  /// Largest tensor (bytes) a kernel may allocate, checked before any memory is touched, during
+  /// constant folding and runs; a larger one is an Error naming the node, the tensor and its shape.
+  size_t max_tensor_bytes = default_max_tensor_bytes();
   /// Intra-op threads; 0 = all cores (OpenMP default).
   int intra_op_threads = 0;
   /// Graph optimisations (constant folding, Conv+BatchNorm+Relu fusion).
@@ -161,15 +173,23 @@ struct ModelImpl;
 struct SessionImpl;
 }  // namespace detail
 
+struct LoadOptions {
+  /// External data files are resolved relative to the model's folder and, after resolving every
+  /// symbolic link, must lie inside it; these folders are allowed as well (e.g. a weights store
+  /// the model folder links to).
+  std::vector<std::string> external_data_dirs;
+};
+
 /// A loaded ONNX model (graph + weights). Cheap to copy (shared).
 class Model {
  public:
-  /// Parse an .onnx file; external data files are resolved relative to its folder.
+  /// Parse an .onnx file (a regular file); external data files are resolved relative to its
+  /// folder and must be regular files inside it (or inside options.external_data_dirs).
   /// Throws Error naming the file for unreadable, truncated or malformed content.
-  static Model load(const std::string& path);
+  static Model load(const std::string& path, const LoadOptions& options = {});
   /// Parse from memory. `base_dir` resolves external data ("" = none allowed).
   static Model load_from_bytes(const void* data, size_t size, const std::string& base_dir = "",
-                               const std::string& display_name = "<memory>");
+                               const std::string& display_name = "<memory>", const LoadOptions& options = {});
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;

@@ -24,8 +24,10 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from .errors import ExportError, VerificationError
+from ._export_backends import (_export_dynamo, _export_torchscript, check_torch_version,  # noqa: F401
+                               resolve_exporter, supported_torch)
 
-__all__ = ["export", "ExportReport", "supported_opsets", "default_opset"]
+__all__ = ["export", "ExportReport", "supported_opsets", "default_opset", "resolve_exporter", "supported_torch"]
 
 
 @dataclasses.dataclass
@@ -39,10 +41,11 @@ class ExportReport:
     max_errors: Dict[str, float] = dataclasses.field(default_factory=dict)
     verify_skipped: str = ""
     adaptive_pool_patched: bool = False
+    exporter: str = "torchscript"
 
     def __str__(self):
         lines = [f"pointrt.export: wrote {self.path} ({self.size_bytes / 1e6:.2f} MB, "
-                 f"opset {self.opset}, pointrt nodes: "
+                 f"opset {self.opset}, {self.exporter} exporter, pointrt nodes: "
                  + (", ".join(f"{k} x{v}" for k, v in sorted(self.pointrt_nodes.items()))
                     or "none") + ")"]
         if self.adaptive_pool_patched:
@@ -57,32 +60,44 @@ class ExportReport:
         return "\n".join(lines)
 
 
-def supported_opsets() -> range:
-    """Opsets the installed torch can write (and the installed onnx knows)."""
+# The highest default-domain opset the pointrt runtime executes (docs/operators.md).
+RUNTIME_MAX_OPSET = 21
+
+
+def supported_opsets(exporter: str = "auto") -> range:
+    """Opsets the installed torch's exporter writes, the installed onnx knows and the runtime
+    executes (the dynamo exporter writes opset 18 and later)."""
     from torch.onnx import _constants
+    which = resolve_exporter(exporter)
     hi = _constants.ONNX_MAX_OPSET
+    lo = _constants.ONNX_MIN_OPSET
+    if which == "torchscript":
+        hi = getattr(_constants, "ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET", hi)
+    else:
+        lo = max(lo, 18)
+    hi = min(hi, RUNTIME_MAX_OPSET)
     try:
         import onnx.defs
         hi = min(hi, onnx.defs.onnx_opset_version())
     except Exception:  # pragma: no cover
         pass
-    return range(_constants.ONNX_MIN_OPSET, hi + 1)
+    return range(lo, hi + 1)
 
 
-def default_opset() -> int:
-    return supported_opsets()[-1]
+def default_opset(exporter: str = "auto") -> int:
+    return supported_opsets(exporter)[-1]
 
 
-def _resolve_opset(opset: Optional[int]) -> int:
+def _resolve_opset(opset: Optional[int], exporter: str) -> int:
     import torch
-    ops = supported_opsets()
+    ops = supported_opsets(exporter)
     if opset is None:
         return ops[-1]
     if not isinstance(opset, int) or opset not in ops:
         raise ExportError(
-            f"opset {opset!r} is not supported by the installed PyTorch {torch.__version__}: "
-            f"it writes opsets {ops[0]}..{ops[-1]}. Pass opset=None to use {ops[-1]}, the "
-            f"highest it supports, or install a PyTorch that writes opset {opset}.") from None
+            f"opset {opset!r} is not supported by the installed PyTorch {torch.__version__}'s "
+            f"{exporter} exporter: it writes opsets {ops[0]}..{ops[-1]}. Pass opset=None to use "
+            f"{ops[-1]}, the highest it supports, or install a PyTorch that writes opset {opset}.") from None
     return opset
 
 
@@ -182,7 +197,7 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
            dynamic_batch: bool = False, dynamic_axes: Optional[Dict[str, Any]] = None,
            verify: bool = True, atol: float = 1e-4, rtol: float = 1e-3, strict: bool = False,
            fix_adaptive_pool: bool = True, do_constant_folding: bool = True,
-           quiet: bool = False, **export_kwargs) -> ExportReport:
+           exporter: str = "auto", quiet: bool = False, **export_kwargs) -> ExportReport:
     """Export ``model(*args)`` to one ONNX file that the pointrt runtime executes.
 
     Args:
@@ -206,6 +221,10 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
         (:func:`pointrt.torch.patches.patch_adaptive_avg_pool2d`: AveragePool, or MatMul with
         constant averaging matrices where the sizes do not divide), which torch.onnx otherwise
         refuses; the traced image size is then fixed in the file.
+      exporter: "torchscript" (torch.onnx's tracing exporter, every supported torch), "dynamo"
+        (torch.export-based, torch >= 2.6 with onnxscript), or "auto": TorchScript while the
+        installed torch has it (faster, and it exports every model of models/), else dynamo.
+        Both write the same ``pointrt`` nodes.
       quiet: do not print the summary.
       export_kwargs: passed to ``torch.onnx.export``.
 
@@ -214,8 +233,10 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     """
     import torch
 
+    check_torch_version()
+    which = resolve_exporter(exporter)
     path = os.fspath(path)
-    opset = _resolve_opset(opset)
+    opset = _resolve_opset(opset, which)
     args = _as_tuple(args)
     input_names = list(input_names)
     output_names = list(output_names)
@@ -231,25 +252,29 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
               do_constant_folding=do_constant_folding)
     kw.update(export_kwargs)
 
-    buffer = io.BytesIO()
     was_training = model.training
     model.eval()
+    captured: list = []
     try:
-        with _quiet_export(), _adaptive_pool_fix(fix_adaptive_pool) as frozen_pools, \
-                _capture_outputs(model) as captured:
-            torch.onnx.export(model, args, buffer, **kw)
+        with _quiet_export(), _adaptive_pool_fix(fix_adaptive_pool) as frozen_pools:
+            if which == "dynamo":
+                data = _export_dynamo(model, args, kw)
+            else:
+                with _capture_outputs(model) as captured:
+                    data = _export_torchscript(model, args, kw)
     except Exception as e:  # noqa: BLE001 - turned into an ExportError below
         if captured:
             _check_output_count(_flatten(captured[0]), output_names)
-        raise _export_error(e) from e
+        raise _export_error(e, which) from e
     finally:
         model.train(was_training)
     ref = _flatten(captured[0]) if captured else _run_torch(model, args)
     _check_output_count(ref, output_names)
     axes = _build_dynamic_axes(args, ref, input_names, output_names, dynamic_points,
                                point_axes, dynamic_batch, dynamic_axes)
-    report = _finish_file(buffer.getvalue(), path, opset, output_names, ref, axes)
+    report = _finish_file(data, path, opset, output_names, ref, axes)
     report.adaptive_pool_patched = bool(frozen_pools)
+    report.exporter = which
 
     if verify:
         _verify(report, args, ref, input_names, output_names, atol, rtol, strict)
@@ -305,14 +330,16 @@ def _detached(out):
     return out
 
 
-def _export_error(e: BaseException) -> ExportError:
+def _export_error(e: BaseException, which: str) -> ExportError:
     from .torch.patches import is_adaptive_pool_export_error
     if is_adaptive_pool_export_error(e):
         return ExportError(
             "torch.onnx cannot export adaptive_avg_pool2d whose output size does not divide "
             "the input size; pass fix_adaptive_pool=True or wrap the export in "
             "pointrt.torch.patches.patch_adaptive_avg_pool2d()")
-    return ExportError(f"torch.onnx.export failed: {type(e).__name__}: {str(e).strip()[:2000]}")
+    hint = " (exporter='dynamo'; exporter='torchscript' may succeed where torch.export cannot trace)" \
+        if which == "dynamo" else ""
+    return ExportError(f"torch.onnx.export failed{hint}: {type(e).__name__}: {str(e).strip()[:2000]}")
 
 
 def _finish_file(data: bytes, path: str, opset: int, output_names, ref, axes) -> ExportReport:
@@ -331,6 +358,11 @@ def _finish_file(data: bytes, path: str, opset: int, output_names, ref, axes) ->
                         pointrt_nodes=dict(nodes), dynamic_axes=axes)
 
 
+def _onnx_elem_type(t) -> int:
+    from onnx import helper
+    return helper.np_dtype_to_tensor_dtype(np.dtype(str(t.dtype).replace("torch.", "")))
+
+
 def _fix_output_shapes(model, output_names, ref, axes) -> None:
     """Write the traced length of every output axis that is not dynamic.
 
@@ -342,6 +374,11 @@ def _fix_output_shapes(model, output_names, ref, axes) -> None:
         if out.name not in output_names:
             continue
         t = ref[output_names.index(out.name)]
+        tensor_type = out.type.tensor_type
+        if tensor_type.elem_type == 0:  # the dynamo exporter leaves custom-domain outputs untyped
+            tensor_type.elem_type = _onnx_elem_type(t)
+            if not tensor_type.HasField("shape"):
+                tensor_type.shape.SetInParent()
         dyn = axes.get(out.name, {})
         dims = out.type.tensor_type.shape.dim
         if len(dims) != t.dim():

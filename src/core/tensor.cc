@@ -4,6 +4,8 @@
 #include <new>
 #include <sstream>
 
+#include "core/checked_size.h"
+#include "core/common.h"
 #include "pointrt/pointrt.h"
 
 namespace pointrt {
@@ -55,8 +57,21 @@ std::string shape_to_string(const Shape& s) {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) {
+      for (int64_t z : s)
+        if (z == 0) return 0;
+      throw Error("shape " + shape_to_string(s) + " has more elements than int64 can count");
+    }
   return n;
+}
+
+size_t Tensor::nbytes() const {
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(numel()), dtype_size(dtype_), &bytes))
+    throw Error(std::string(dtype_name(dtype_)) + " " + shape_to_string(shape_) +
+                " has more bytes than size_t can count");
+  return bytes;
 }
 
 std::string ValueInfo::to_string() const {
@@ -79,22 +94,23 @@ std::string ValueInfo::to_string() const {
 
 namespace {
 // 64-byte aligned storage so SIMD kernels and oneDNN get aligned rows.
-std::shared_ptr<void> aligned_storage(size_t bytes) {
+std::shared_ptr<void> aligned_storage(size_t bytes, DType dtype, const Shape& shape) {
   size_t padded = ((bytes + 63) / 64) * 64;
   if (padded == 0) padded = 64;
-  void* p = std::aligned_alloc(64, padded);
-  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  void* p = padded < bytes ? nullptr : std::aligned_alloc(64, padded);
+  if (!p)
+    throw Error(str_cat("out of memory allocating ", format_bytes(bytes), " for a ", dtype_name(dtype), " ",
+                        shape_to_string(shape), " tensor"));
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 }  // namespace
 
 Tensor Tensor::allocate(DType dtype, Shape shape) {
-  for (int64_t d : shape)
-    if (d < 0) throw Error("cannot allocate a tensor of negative shape " + shape_to_string(shape));
+  size_t bytes = checked_nbytes(dtype, shape, "cannot allocate a tensor");
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.owner_ = aligned_storage(t.nbytes());
+  t.owner_ = aligned_storage(bytes, dtype, t.shape_);
   t.data_ = t.owner_.get();
   return t;
 }

@@ -28,47 +28,6 @@ std::vector<ForeignImporter>& foreign_importers() {
   return list;
 }
 
-DType dtype_from_proto(int32_t t, const std::string& where) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::DOUBLE:
-    case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64: return static_cast<DType>(t);
-    case onnx::TensorProto::STRING: return DType::kString;
-    default: fail(where, ": unsupported element type code ", t);
-  }
-}
-
-std::string read_file_segment(const std::string& path, int64_t offset, int64_t length, const std::string& where) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(where, ": cannot open external data file '", path, "'");
-  f.seekg(0, std::ios::end);
-  int64_t file_size = f.tellg();
-  if (offset < 0 || offset > file_size)
-    fail(where, ": external data offset ", offset, " is beyond the end of '", path, "' (", file_size, " bytes)");
-  if (length < 0) length = file_size - offset;
-  if (offset + length > file_size)
-    fail(where, ": external data '", path, "' has ", file_size, " bytes, expected at least ", offset + length);
-  std::string buf(static_cast<size_t>(length), '\0');
-  f.seekg(offset);
-  f.read(buf.data(), length);
-  if (!f) fail(where, ": failed reading external data '", path, "'");
-  return buf;
-}
-
-template <typename Src, typename Dst>
-void copy_typed(const google::protobuf::RepeatedField<Src>& src, Dst* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[static_cast<int>(i)]);
-}
-
 // ONNX 1.12's shape-inference functions trust some attribute values (a zero stride divides
 // by zero inside convPoolShapeInference). Inference runs on untrusted files, so skip it when a
 // node carries a value those functions cannot take; our kernels report such nodes properly.
@@ -192,108 +151,6 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
 
 void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
 
-Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& where_in) {
-  std::string where = where_in + " tensor '" + p.name() + "'";
-  if (p.has_segment()) fail(where, ": segmented tensors are not supported");
-  DType dt = dtype_from_proto(p.data_type(), where);
-  if (dt == DType::kString) fail(where, ": string tensors are not supported");
-  Shape shape(p.dims().begin(), p.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) fail(where, ": negative dimension in shape ", shape_to_string(shape));
-  // Guard the product against overflow before allocating.
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && n > (int64_t(1) << 40) / d) fail(where, ": shape ", shape_to_string(shape), " is too large");
-    n *= d;
-  }
-  size_t esize = dtype_size(dt);
-  size_t expected_bytes = static_cast<size_t>(n) * esize;
-
-  std::string external;
-  const std::string* raw = nullptr;
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::stoll(kv.value());
-      else if (kv.key() == "length")
-        length = std::stoll(kv.value());
-    }
-    if (location.empty()) fail(where, ": external data without a location");
-    if (base_dir.empty()) fail(where, ": external data '", location, "' but the model was not loaded from a file");
-    if (location.find("..") != std::string::npos || location[0] == '/')
-      fail(where, ": external data location '", location, "' must be a relative path inside the model's folder");
-    external = read_file_segment(base_dir + "/" + location, offset, length, where);
-    raw = &external;
-  } else if (p.has_raw_data()) {
-    raw = &p.raw_data();
-  }
-
-  Tensor t = Tensor::allocate(dt, shape);
-  if (raw) {
-    if (raw->size() != expected_bytes)
-      fail(where, ": has ", raw->size(), " bytes of data, expected ", expected_bytes, " for ", dtype_name(dt), " ",
-           shape_to_string(shape));
-    if (expected_bytes) std::memcpy(t.data(), raw->data(), expected_bytes);
-    return t;
-  }
-  auto check_count = [&](int64_t got) {
-    if (got != n) fail(where, ": has ", got, " values, expected ", n, " for shape ", shape_to_string(shape));
-  };
-  switch (dt) {
-    case DType::kFloat32:
-      check_count(p.float_data_size());
-      copy_typed(p.float_data(), t.data_as<float>(), n);
-      break;
-    case DType::kFloat64:
-      check_count(p.double_data_size());
-      copy_typed(p.double_data(), t.data_as<double>(), n);
-      break;
-    case DType::kInt64:
-      check_count(p.int64_data_size());
-      copy_typed(p.int64_data(), t.data_as<int64_t>(), n);
-      break;
-    case DType::kInt32:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<int32_t>(), n);
-      break;
-    case DType::kInt16:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<int16_t>(), n);
-      break;
-    case DType::kInt8:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<int8_t>(), n);
-      break;
-    case DType::kUInt8:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<uint8_t>(), n);
-      break;
-    case DType::kUInt16:
-    case DType::kFloat16:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<uint16_t>(), n);
-      break;
-    case DType::kBool:
-      check_count(p.int32_data_size());
-      copy_typed(p.int32_data(), t.data_as<uint8_t>(), n);
-      break;
-    case DType::kUInt32:
-      check_count(p.uint64_data_size());
-      copy_typed(p.uint64_data(), t.data_as<uint32_t>(), n);
-      break;
-    case DType::kUInt64:
-      check_count(p.uint64_data_size());
-      copy_typed(p.uint64_data(), t.data_as<uint64_t>(), n);
-      break;
-    default: fail(where, ": unsupported element type ", dtype_name(dt));
-  }
-  return t;
-}
-
 namespace {
 
 void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
@@ -301,7 +158,7 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
   const auto& tt = vi.type().tensor_type();
   if (tt.elem_type() != 0) {
     try {
-      v.dtype = dtype_from_proto(tt.elem_type(), "value '" + vi.name() + "'");
+      v.dtype = dtype_from_onnx_code(tt.elem_type(), "value '" + vi.name() + "'");
     } catch (const Error&) {}
   }
   if (tt.has_shape()) {
@@ -318,7 +175,7 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
   }
 }
 
-Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& base_dir, const std::string& where) {
+Attribute convert_attribute(const onnx::AttributeProto& a, const ExternalDataRoots& roots, const std::string& where) {
   Attribute r;
   switch (a.type()) {
     case onnx::AttributeProto::FLOAT:
@@ -335,7 +192,7 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& ba
       break;
     case onnx::AttributeProto::TENSOR:
       r.kind = Attribute::Kind::kTensor;
-      r.t = tensor_from_proto(a.t(), base_dir, where);
+      r.t = tensor_from_proto(a.t(), roots, where);
       break;
     case onnx::AttributeProto::GRAPH: r.kind = Attribute::Kind::kGraph; break;  // subgraphs: not executed
     case onnx::AttributeProto::FLOATS:
@@ -364,7 +221,7 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& ba
         r.s = a.s();
       } else if (a.has_t()) {
         r.kind = Attribute::Kind::kTensor;
-        r.t = tensor_from_proto(a.t(), base_dir, where);
+        r.t = tensor_from_proto(a.t(), roots, where);
       } else if (a.floats_size()) {
         r.kind = Attribute::Kind::kFloats;
         r.floats.assign(a.floats().begin(), a.floats().end());
@@ -447,7 +304,7 @@ void topological_sort(Graph& g, const std::string& file) {
 
 }  // namespace
 
-std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,
+std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
                                                const std::string& file) {
   if (size == 0) fail(file, ": the model file is empty");
   if (size > static_cast<size_t>(INT32_MAX))
@@ -490,7 +347,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   for (const auto& init : gp.initializer()) {
     if (init.name().empty()) fail(file, ": an initializer has no name");
     int id = g.add_value(init.name());
-    g.values[id].constant = tensor_from_proto(init, base_dir, file + ":");
+    g.values[id].constant = tensor_from_proto(init, roots, file + ":");
     g.values[id].dtype = g.values[id].constant->dtype();
     g.values[id].has_shape = true;
     for (int64_t d : g.values[id].constant->shape()) g.values[id].shape.push_back(Dim{d, ""});
@@ -518,7 +375,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
     n.opset = ops->second;
     n.attrs.owner = n.describe();
     for (const auto& a : np.attribute())
-      n.attrs.items[a.name()] = convert_attribute(a, base_dir, file + ": " + n.describe());
+      n.attrs.items[a.name()] = convert_attribute(a, roots, file + ": " + n.describe());
     for (const auto& o : np.output()) {
       if (o.empty()) {
         n.outputs.push_back(-1);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/ir.h"
+#include "graph/tensor_proto.h"
 
 namespace onnx {
 class ModelProto;
@@ -24,11 +25,8 @@ struct ModelImpl {
 };
 }  // namespace detail
 
-/// Decode a TensorProto (raw or typed fields, or external data relative to base_dir).
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& where);
-
 /// Parse, rewrite foreign formats, run ONNX shape inference, convert.
-std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const std::string& base_dir,
+std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
                                                const std::string& display_name);
 
 /// Hook for importers of foreign files written in ONNX form (NVIDIA scn.onnx). Returns true

@@ -1,35 +1,129 @@
+// .npy: the header is parsed as the Python dict literal NumPy writes, strictly (every key once,
+// nothing after the closing brace but the padding); big-endian arrays are byte-swapped; the data
+// must be exactly what the header declares.
 #include "io/npy.h"
 
-#include <zlib.h>
-
+#include <algorithm>
+#include <cstring>
 #include <fstream>
-#include <sstream>
 
+#include "core/checked_size.h"
 #include "core/common.h"
+#include "core/file_io.h"
 
 namespace pointrt {
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, ": cannot open");
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+struct Descr {
+  DType dtype;
+  bool big_endian;
+};
 
-DType dtype_from_descr(const std::string& d, const std::string& where) {
-  if (d.size() < 3) fail(where, ": unknown dtype '", d, "'");
-  char order = d[0];
-  std::string code = d.substr(1);
-  if (order == '>' && code != "u1" && code != "i1" && code != "b1")
-    fail(where, ": big-endian arrays are not supported (dtype '", d, "')");
+Descr parse_descr(const std::string& d, const std::string& where) {
   static const std::map<std::string, DType> table = {
       {"f4", DType::kFloat32}, {"f8", DType::kFloat64}, {"f2", DType::kFloat16}, {"i1", DType::kInt8},
       {"i2", DType::kInt16},   {"i4", DType::kInt32},   {"i8", DType::kInt64},   {"u1", DType::kUInt8},
       {"u2", DType::kUInt16},  {"u4", DType::kUInt32},  {"u8", DType::kUInt64},  {"b1", DType::kBool}};
-  auto it = table.find(code);
-  if (it == table.end()) fail(where, ": unsupported dtype '", d, "'");
-  return it->second;
+  auto it = d.size() == 3 ? table.find(d.substr(1)) : table.end();
+  char order = d.empty() ? 0 : d[0];
+  if (it == table.end() || (order != '<' && order != '>' && order != '|' && order != '='))
+    fail(where, ": unsupported npy dtype '", d, "' (numeric and bool arrays only)");
+  return Descr{it->second, order == '>' && dtype_size(it->second) > 1};
+}
+
+// The header dict: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
+
+  void parse(std::string& descr, bool& fortran, Shape& shape) {
+    bool seen_descr = false, seen_fortran = false, seen_shape = false;
+    expect('{');
+    while (skip_spaces(), peek() != '}') {
+      std::string key = quoted();
+      skip_spaces();
+      expect(':');
+      skip_spaces();
+      bool* seen = key == "descr"           ? &seen_descr
+                   : key == "fortran_order" ? &seen_fortran
+                   : key == "shape"         ? &seen_shape
+                                            : nullptr;
+      if (!seen) bad(str_cat("unknown key '", key, "'"));
+      if (*seen) bad(str_cat("key '", key, "' appears twice"));
+      *seen = true;
+      if (key == "descr") descr = quoted();
+      if (key == "fortran_order") fortran = boolean();
+      if (key == "shape") shape = tuple();
+      skip_spaces();
+      if (peek() == ',')
+        ++pos_;
+      else if (peek() != '}')
+        bad("expected ',' or '}'");
+    }
+    ++pos_;
+    // NumPy pads with spaces up to an aligned length and ends the header with '\n'.
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\0')) ++pos_;
+    if (pos_ != s_.size()) bad("trailing characters after the header dict");
+    if (!seen_descr || !seen_fortran || !seen_shape) bad("it needs 'descr', 'fortran_order' and 'shape'");
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& why) {
+    fail(where_, ": malformed .npy header (", why, " at character ", pos_, ")");
+  }
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void skip_spaces() {
+    while (peek() == ' ') ++pos_;
+  }
+  void expect(char c) {
+    if (peek() != c) bad(str_cat("expected '", c, "'"));
+    ++pos_;
+  }
+  std::string quoted() {
+    char q = peek();
+    if (q != '\'' && q != '"') bad("expected a quoted string");
+    size_t end = s_.find(q, pos_ + 1);
+    if (end == std::string::npos) bad("unterminated string");
+    std::string r = s_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return r;
+  }
+  bool boolean() {
+    for (const char* word : {"False", "True"})
+      if (s_.compare(pos_, std::strlen(word), word) == 0) {
+        pos_ += std::strlen(word);
+        return word[0] == 'T';
+      }
+    bad("expected True or False");
+  }
+  Shape tuple() {
+    Shape shape;
+    expect('(');
+    while (skip_spaces(), peek() != ')') {
+      size_t start = pos_;
+      while (peek() >= '0' && peek() <= '9') ++pos_;
+      if (start == pos_) bad("expected a dimension");
+      shape.push_back(parse_int64_strict(s_.substr(start, pos_ - start), where_ + ": .npy shape"));
+      skip_spaces();
+      if (peek() == ',')
+        ++pos_;
+      else if (peek() != ')')
+        bad("expected ',' or ')'");
+    }
+    ++pos_;
+    return shape;
+  }
+
+  const std::string& s_;
+  std::string where_;
+  size_t pos_ = 0;
+};
+
+void byte_swap(Tensor& t) {
+  size_t w = dtype_size(t.dtype());
+  auto* p = static_cast<unsigned char*>(t.data());
+  for (size_t i = 0, n = t.nbytes(); i < n; i += w) std::reverse(p + i, p + i + w);
 }
 
 const char* descr_of(DType t) {
@@ -50,35 +144,13 @@ const char* descr_of(DType t) {
   }
 }
 
-// Value of 'key': in the header dict (a Python literal).
-std::string header_field(const std::string& h, const std::string& key, const std::string& where) {
-  auto k = h.find("'" + key + "'");
-  if (k == std::string::npos) fail(where, ": npy header has no '", key, "'");
-  auto colon = h.find(':', k);
-  if (colon == std::string::npos) fail(where, ": malformed npy header");
-  size_t p = colon + 1;
-  while (p < h.size() && h[p] == ' ') ++p;
-  if (p >= h.size()) fail(where, ": malformed npy header");
-  if (h[p] == '\'') {
-    auto e = h.find('\'', p + 1);
-    if (e == std::string::npos) fail(where, ": malformed npy header");
-    return h.substr(p + 1, e - p - 1);
-  }
-  if (h[p] == '(') {
-    auto e = h.find(')', p);
-    if (e == std::string::npos) fail(where, ": malformed npy header");
-    return h.substr(p + 1, e - p - 1);
-  }
-  auto e = h.find_first_of(",}", p);
-  return h.substr(p, e == std::string::npos ? std::string::npos : e - p);
-}
-
 }  // namespace
 
 Tensor parse_npy(const void* data, size_t size, const std::string& where) {
   const auto* b = static_cast<const unsigned char*>(data);
   if (size < 10 || std::memcmp(b, "\x93NUMPY", 6) != 0) fail(where, ": not an .npy file (bad magic)");
-  int major = b[6];
+  int major = b[6], minor = b[7];
+  if (major < 1 || major > 3 || minor != 0) fail(where, ": unsupported .npy format version ", major, ".", minor);
   size_t header_len, offset;
   if (major == 1) {
     header_len = b[8] | (b[9] << 8);
@@ -88,34 +160,27 @@ Tensor parse_npy(const void* data, size_t size, const std::string& where) {
     header_len = b[8] | (b[9] << 8) | (size_t(b[10]) << 16) | (size_t(b[11]) << 24);
     offset = 12;
   }
-  if (offset + header_len > size) fail(where, ": truncated .npy header");
+  if (header_len > size - offset) fail(where, ": truncated .npy header (", header_len, " bytes declared)");
   std::string h(reinterpret_cast<const char*>(b + offset), header_len);
-  DType dt = dtype_from_descr(header_field(h, "descr", where), where);
-  if (header_field(h, "fortran_order", where).find("True") != std::string::npos)
-    fail(where, ": Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
+  std::string descr;
+  bool fortran = false;
   Shape shape;
-  std::stringstream ss(header_field(h, "shape", where));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t s = item.find_first_not_of(' ');
-    if (s == std::string::npos) continue;
-    try {
-      shape.push_back(std::stoll(item.substr(s)));
-    } catch (...) {
-      fail(where, ": bad shape in npy header");
-    }
-    if (shape.back() < 0) fail(where, ": negative dimension in npy header");
-  }
+  HeaderParser(h, where).parse(descr, fortran, shape);
+  Descr d = parse_descr(descr, where);
+  if (fortran) fail(where, ": Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
   size_t body = offset + header_len;
-  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
-  if (size - body < need) fail(where, ": .npy data is truncated (", size - body, " bytes, expected ", need, ")");
-  Tensor t = Tensor::allocate(dt, shape);
+  size_t need = checked_nbytes(d.dtype, shape, where + ": .npy shape");
+  if (size - body != need)
+    fail(where, ": .npy data has ", size - body, " bytes, the header declares ", need, " (", dtype_name(d.dtype), " ",
+         shape_to_string(shape), ")");
+  Tensor t = Tensor::allocate(d.dtype, shape);
   if (need) std::memcpy(t.data(), b + body, need);
+  if (d.big_endian) byte_swap(t);
   return t;
 }
 
 Tensor read_npy(const std::string& path) {
-  std::string bytes = read_all(path);
+  std::string bytes = read_regular_file(path);
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 
@@ -143,119 +208,7 @@ void write_npy(const std::string& path, const Tensor& t) {
   if (!f) fail(path, ": cannot write");
   std::string b = npy_bytes(t);
   f.write(b.data(), static_cast<std::streamsize>(b.size()));
-}
-
-namespace {
-uint32_t rd32(const unsigned char* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (uint32_t(p[3]) << 24); }
-uint16_t rd16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-void wr32(std::string& s, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-void wr16(std::string& s, uint16_t v) {
-  for (int i = 0; i < 2; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-}  // namespace
-
-std::map<std::string, Tensor> read_npz(const std::string& path) {
-  std::string z = read_all(path);
-  const auto* b = reinterpret_cast<const unsigned char*>(z.data());
-  std::map<std::string, Tensor> out;
-  // Walk the central directory (sizes there are reliable even when local headers defer them).
-  if (z.size() < 22) fail(path, ": not a .npz (zip) file");
-  size_t eocd = std::string::npos;
-  for (size_t i = z.size() - 22 + 1; i-- > 0 && i + 65557 >= z.size();)
-    if (rd32(b + i) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  if (eocd == std::string::npos) fail(path, ": not a .npz (zip) file: no end of central directory");
-  uint16_t count = rd16(b + eocd + 10);
-  size_t cd = rd32(b + eocd + 16);
-  for (uint16_t e = 0; e < count; ++e) {
-    if (cd + 46 > z.size() || rd32(b + cd) != 0x02014b50) fail(path, ": corrupt zip central directory");
-    uint16_t method = rd16(b + cd + 10);
-    uint32_t csize = rd32(b + cd + 20), usize = rd32(b + cd + 24);
-    uint16_t nlen = rd16(b + cd + 28), xlen = rd16(b + cd + 30), clen = rd16(b + cd + 32);
-    uint32_t local = rd32(b + cd + 42);
-    if (cd + 46 + nlen > z.size()) fail(path, ": corrupt zip central directory");
-    std::string name(reinterpret_cast<const char*>(b + cd + 46), nlen);
-    cd += 46 + nlen + xlen + clen;
-    if (csize == 0xffffffffu || usize == 0xffffffffu)
-      fail(path, ": member '", name, "' needs zip64, which is not supported");
-    if (local + 30 > z.size() || rd32(b + local) != 0x04034b50) fail(path, ": corrupt zip member '", name, "'");
-    size_t data = local + 30 + rd16(b + local + 26) + rd16(b + local + 28);
-    if (data + csize > z.size()) fail(path, ": zip member '", name, "' is truncated");
-    std::string key =
-        name.size() > 4 && name.substr(name.size() - 4) == ".npy" ? name.substr(0, name.size() - 4) : name;
-    std::string where = path + ":" + name;
-    if (method == 0)
-      out[key] = parse_npy(b + data, csize, where);
-    else if (method == 8) {
-      std::string raw(usize, '\0');
-      z_stream s{};
-      s.next_in = const_cast<Bytef*>(b + data);
-      s.avail_in = csize;
-      s.next_out = reinterpret_cast<Bytef*>(raw.data());
-      s.avail_out = usize;
-      if (inflateInit2(&s, -MAX_WBITS) != Z_OK) fail(where, ": cannot inflate");
-      int rc = inflate(&s, Z_FINISH);
-      inflateEnd(&s);
-      if (rc != Z_STREAM_END) fail(where, ": corrupt deflate data");
-      out[key] = parse_npy(raw.data(), raw.size(), where);
-    } else
-      fail(where, ": zip compression method ", method, " is not supported");
-  }
-  return out;
-}
-
-void write_npz(const std::string& path, const std::map<std::string, Tensor>& arrays) {
-  std::string zip, central;
-  uint16_t count = 0;
-  for (const auto& [key, t] : arrays) {
-    std::string name = key + ".npy", body = npy_bytes(t);
-    uint32_t crc =
-        static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
-    uint32_t offset = static_cast<uint32_t>(zip.size());
-    auto header = [&](std::string& s, bool is_central) {
-      wr32(s, is_central ? 0x02014b50 : 0x04034b50);
-      if (is_central) wr16(s, 20);
-      wr16(s, 20);
-      wr16(s, 0);
-      wr16(s, 0);
-      wr16(s, 0);
-      wr16(s, 0x21);
-      wr32(s, crc);
-      wr32(s, static_cast<uint32_t>(body.size()));
-      wr32(s, static_cast<uint32_t>(body.size()));
-      wr16(s, static_cast<uint16_t>(name.size()));
-      wr16(s, 0);
-      if (is_central) {
-        wr16(s, 0);
-        wr16(s, 0);
-        wr16(s, 0);
-        wr32(s, 0);
-        wr32(s, offset);
-      }
-      s += name;
-    };
-    header(zip, false);
-    zip += body;
-    header(central, true);
-    ++count;
-  }
-  uint32_t cd_offset = static_cast<uint32_t>(zip.size());
-  zip += central;
-  wr32(zip, 0x06054b50);
-  wr16(zip, 0);
-  wr16(zip, 0);
-  wr16(zip, count);
-  wr16(zip, count);
-  wr32(zip, static_cast<uint32_t>(central.size()));
-  wr32(zip, cd_offset);
-  wr16(zip, 0);
-  std::ofstream f(path, std::ios::binary);
-  if (!f) fail(path, ": cannot write");
-  f.write(zip.data(), static_cast<std::streamsize>(zip.size()));
+  if (!f) fail(path, ": writing failed");
 }
 
 }  // namespace pointrt

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/checked_size.h"
 #include "ops/families.h"
 
 namespace pointrt {
@@ -27,15 +28,29 @@ const Tensor& KernelContext::input(size_t i) const {
 }
 
 std::string KernelContext::input_name(size_t i) const {
-  return i < node_.inputs.size() && node_.inputs[i] >= 0 ? str_cat("input ", i) : str_cat("input ", i, " (absent)");
+  if (i >= node_.inputs.size() || node_.inputs[i] < 0) return str_cat("input ", i, " (absent)");
+  if (graph_) return str_cat("input ", i, " '", graph_->values[node_.inputs[i]].name, "'");
+  return str_cat("input ", i);
+}
+
+std::string KernelContext::output_name(size_t i) const {
+  if (graph_ && i < node_.outputs.size() && node_.outputs[i] >= 0)
+    return str_cat("output ", i, " '", graph_->values[node_.outputs[i]].name, "'");
+  return str_cat("output ", i);
 }
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
-  for (int64_t d : shape)
-    if (d < 0) fail(where(), ": output ", i, " would have a negative dimension ", shape_to_string(shape));
+  check_tensor_size(dtype, shape, allocator_.max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
   outputs_[i] = allocator_.allocate(dtype, shape);
   return outputs_[i];
+}
+
+Tensor KernelContext::temporary(size_t bytes) {
+  if (bytes > allocator_.max_tensor_bytes())
+    fail(where(), ": a temporary buffer of ", format_bytes(bytes), " is above the limit of ",
+         format_bytes(allocator_.max_tensor_bytes()), " (max_tensor_bytes; --max-tensor-bytes in the CLI)");
+  return allocator_.allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
 }
 
 void KernelContext::set_output(size_t i, Tensor t) {

@@ -22,6 +22,13 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual Tensor allocate(DType dtype, const Shape& shape) = 0;
+  /// SessionOptions::max_tensor_bytes: KernelContext refuses larger outputs and temporaries
+  /// before asking for memory.
+  size_t max_tensor_bytes() const { return max_tensor_bytes_; }
+  void set_max_tensor_bytes(size_t bytes) { max_tensor_bytes_ = bytes; }
+
+ private:
+  size_t max_tensor_bytes_ = default_max_tensor_bytes();
 };
 
 /// Per-run scratch shared by the kernels of one run (e.g. sparse rulebooks keyed by name).
@@ -55,15 +62,21 @@ class KernelContext {
   const Tensor& input(size_t i) const;
   /// Name of input i in the graph (for messages).
   std::string input_name(size_t i) const;
+  /// "output i 'name'" (the name when the graph is known, see set_graph).
+  std::string output_name(size_t i) const;
+  /// The graph the node belongs to, for value names in messages (optional).
+  void set_graph(const Graph* graph) { graph_ = graph; }
   size_t num_outputs() const { return outputs_.size(); }
-  /// Allocate output i with the given dtype and shape and return it.
+  /// Allocate output i with the given dtype and shape and return it. The element and byte counts
+  /// are checked (overflow, Allocator::max_tensor_bytes) before any memory is asked for: an
+  /// Error naming the node, the output and the shape.
   Tensor& output(size_t i, DType dtype, const Shape& shape);
   /// Set output i to an existing tensor (aliasing, e.g. Reshape or Identity without a copy).
   void set_output(size_t i, Tensor t);
   /// A temporary buffer of `bytes` for this node's run (e.g. a oneDNN scratchpad), from the
   /// run's allocator: in an arena run it shares memory with tensors that are already dead.
   /// Free it by dropping the tensor (at the latest when run() returns).
-  Tensor temporary(size_t bytes) { return allocator_.allocate(DType::kUInt8, {static_cast<int64_t>(bytes)}); }
+  Tensor temporary(size_t bytes);
   RunCache& cache() { return cache_; }
   /// This context with other input tensors (same node, outputs, allocator and cache): lets a
   /// kernel of an older operator version run the newer version's kernel on adapted inputs.
@@ -84,6 +97,7 @@ class KernelContext {
   Allocator& allocator_;
   RunCache& cache_;
   PhaseTimes* phases_;
+  const Graph* graph_ = nullptr;
 };
 
 class OpKernel {

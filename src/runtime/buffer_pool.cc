@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/checked_size.h"
 #include "core/common.h"
 
 namespace pointrt {
@@ -29,9 +30,7 @@ void free_buffer(void* p, size_t bytes) {
 }
 
 Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype, const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0) fail("cannot allocate a tensor of negative shape ", shape_to_string(shape));
-  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  size_t bytes = checked_nbytes(dtype, shape, "cannot allocate a tensor");
   size_t cap = round_capacity(bytes ? bytes : 1);
   void* p = nullptr;
   {
@@ -48,7 +47,7 @@ Tensor BufferPool::allocate(const std::shared_ptr<BufferPool>& self, DType dtype
   if (!p) {
     p = alloc_buffer(cap);
     if (!p)
-      fail("out of memory allocating ", bytes, " bytes for a ", dtype_name(dtype), " ", shape_to_string(shape),
+      fail("out of memory allocating ", format_bytes(bytes), " for a ", dtype_name(dtype), " ", shape_to_string(shape),
            " tensor");
   }
   std::weak_ptr<BufferPool> weak = self;

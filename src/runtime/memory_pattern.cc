@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/checked_size.h"
+
 namespace pointrt {
 
 int MemoryPlan::find(int node, int ordinal) const {
@@ -90,9 +92,7 @@ std::shared_ptr<MemoryPlan> AllocationRecorder::make_plan() {
 
 Tensor RunAllocator::allocate(DType dtype, const Shape& shape) {
   int ordinal = ordinal_++;
-  for (int64_t d : shape)
-    if (d < 0) fail("cannot allocate a tensor of negative shape ", shape_to_string(shape));
-  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  size_t bytes = checked_nbytes(dtype, shape, "cannot allocate a tensor");
   if (block_) {
     int i = block_->plan->find(node_, ordinal);
     if (i >= 0 && block_->plan->entries[i].bytes == bytes && !block_->live[i].load()) {

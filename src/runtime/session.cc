@@ -12,6 +12,8 @@
 #include <malloc.h>
 #endif
 
+#include "core/checked_size.h"
+#include "core/file_io.h"
 #include "graph/onnx_import.h"
 #include "ops/kernel.h"
 #include "runtime/buffer_pool.h"
@@ -20,23 +22,49 @@
 
 namespace pointrt {
 
+// ---------------------------------------------------------------- API boundary
+namespace {
+// Run `body`; whatever it throws leaves as one pointrt::Error that names `subject` (the file):
+// std::bad_alloc, std::length_error from a library, oneDNN's and protobuf's exceptions alike.
+template <typename F>
+auto with_error_context(const std::string& subject, F&& body) -> decltype(body()) {
+  auto prefixed = [&](const std::string& what) {
+    return what.compare(0, subject.size(), subject) == 0 ? what : subject + ": " + what;
+  };
+  try {
+    return body();
+  } catch (const Error& e) {
+    throw Error(prefixed(e.what()));
+  } catch (const std::bad_alloc&) {
+    throw Error(prefixed("out of memory"));
+  } catch (const std::exception& e) {
+    throw Error(prefixed(str_cat("internal error (", e.what(), ")")));
+  } catch (...) {
+    throw Error(prefixed("internal error (an exception that is not a std::exception)"));
+  }
+}
+}  // namespace
+
 // ---------------------------------------------------------------- Model
-Model Model::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, ": cannot open the model file");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::string dir = ".";
-  auto slash = path.find_last_of('/');
-  if (slash != std::string::npos) dir = path.substr(0, slash);
-  if (dir.empty()) dir = "/";
-  return load_from_bytes(bytes.data(), bytes.size(), dir, path);
+Model Model::load(const std::string& path, const LoadOptions& options) {
+  return with_error_context(path, [&] {
+    // Protobuf cannot parse more than 2 GiB; larger files must keep their weights external.
+    std::string bytes = RegularFile(path).read_all(uint64_t(INT32_MAX));
+    std::string dir = ".";
+    auto slash = path.find_last_of('/');
+    if (slash != std::string::npos) dir = path.substr(0, slash);
+    if (dir.empty()) dir = "/";
+    return load_from_bytes(bytes.data(), bytes.size(), dir, path, options);
+  });
 }
 
 Model Model::load_from_bytes(const void* data, size_t size, const std::string& base_dir,
-                             const std::string& display_name) {
-  Model m;
-  m.impl_ = import_onnx(data, size, base_dir, display_name);
-  return m;
+                             const std::string& display_name, const LoadOptions& options) {
+  return with_error_context(display_name, [&] {
+    Model m;
+    m.impl_ = import_onnx(data, size, ExternalDataRoots(base_dir, options.external_data_dirs), display_name);
+    return m;
+  });
 }
 
 const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs; }
@@ -86,17 +114,39 @@ class HeapAllocator : public Allocator {
   Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
 };
 
+// Anything a kernel or its factory throws becomes a pointrt::Error that names the node.
+template <typename F>
+auto naming_node(const Node& node, F&& body) -> decltype(body()) {
+  std::string who = node.describe();
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::string what = e.what();
+    if (what.find(who) != std::string::npos) throw;
+    throw Error(who + ": " + what);
+  } catch (const std::bad_alloc&) {
+    throw Error(who + ": out of memory");
+  } catch (const std::exception& e) {
+    throw Error(str_cat(who, ": internal error (", e.what(), ")"));
+  }
+}
+
 // Run one node on the given input tensors; used by run() and by constant folding.
-void execute_node(const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots, std::vector<Tensor>& outs,
-                  Allocator& alloc, RunCache& cache, PhaseTimes* phases = nullptr) {
+void execute_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
+                  std::vector<Tensor>& outs, Allocator& alloc, RunCache& cache, PhaseTimes* phases = nullptr) {
   std::vector<const Tensor*> ins;
   ins.reserve(node.inputs.size());
   for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
   outs.assign(node.outputs.size(), Tensor());
   KernelContext ctx(node, std::move(ins), outs, alloc, cache, phases);
-  kernel.run(ctx);
+  ctx.set_graph(&graph);
+  naming_node(node, [&] { kernel.run(ctx); });
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (node.outputs[i] >= 0 && !outs[i].defined()) fail(node.describe(), ": kernel did not produce output ", i);
+}
+
+std::unique_ptr<OpKernel> make_kernel(const OpEntry& e, const Node& n, const Graph& g) {
+  return naming_node(n, [&] { return e.factory(KernelInit{n, g}); });
 }
 
 std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
@@ -152,8 +202,9 @@ static void check_supported(const Graph& g, const std::string& file) {
 // Replace nodes whose inputs are all constants by their results. The first run keeps
 // DequantizeLinear (`keep_dequantize`): the quantization pass fuses DequantizeLinear of constant
 // int8 weights into int8 kernels; the run after the passes folds whatever it left.
-static void fold_constants(Graph& g, bool keep_dequantize = false) {
+static void fold_constants(Graph& g, size_t max_tensor_bytes, bool keep_dequantize = false) {
   HeapAllocator heap;
+  heap.set_max_tensor_bytes(max_tensor_bytes);
   RunCache cache;
   for (auto& n : g.nodes) {
     if (n.removed || !foldable(n)) continue;
@@ -188,8 +239,8 @@ static void fold_constants(Graph& g, bool keep_dequantize = false) {
       }
     std::vector<Tensor> outs;
     try {
-      auto kernel = e->factory(KernelInit{n, g});
-      execute_node(n, *kernel, slots, outs, heap, cache);
+      auto kernel = make_kernel(*e, n, g);
+      execute_node(g, n, *kernel, slots, outs, heap, cache);
     } catch (const Error&) {
       continue;  // leave it to run time, where the error is reported with the real inputs
     }
@@ -247,9 +298,7 @@ static void release_packed_constants(detail::SessionImpl& s) {
   }
 }
 
-Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
-  auto& s = *impl_;
-  if (!model.impl()) fail("Session: the model is empty (not loaded)");
+static void prepare_session(detail::SessionImpl& s, const Model& model, const SessionOptions& options) {
   s.path = model.impl()->path;
   s.options = options;
   s.graph = model.impl()->graph;
@@ -266,10 +315,10 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
   const size_t model_outputs = g.outputs.size();
   const std::vector<int> observed_ids = add_observed_outputs(g, options.observe, file);
   if (options.optimize) {
-    fold_constants(g, true);
+    fold_constants(g, options.max_tensor_bytes, true);
     for (auto& p : graph_passes())
       if (p.pass(g)) g.compact();
-    fold_constants(g);
+    fold_constants(g, options.max_tensor_bytes);
   }
   eliminate_dead_nodes(g);
   s.observed = take_observed_outputs(g, observed_ids, model_outputs);
@@ -280,7 +329,7 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
     if (!e) fail(file, ": ", n.describe(), " has no kernel after optimisation");
     detail::PlannedNode pn;
     pn.node = &n;
-    pn.kernel = e->factory(KernelInit{n, g});
+    pn.kernel = make_kernel(*e, n, g);
     s.plan.push_back(std::move(pn));
   }
   // Liveness: free each intermediate after its last reader (an output nobody reads right
@@ -298,6 +347,11 @@ Session::Session(const Model& model, const SessionOptions& options) : impl_(std:
       s.plan[last_use[v]].free_after.push_back(static_cast<int>(v));
   release_packed_constants(s);
   return_free_heap_pages();
+}
+
+Session::Session(const Model& model, const SessionOptions& options) : impl_(std::make_unique<detail::SessionImpl>()) {
+  if (!model.impl()) fail("Session: the model is empty (not loaded)");
+  with_error_context(model.impl()->path, [&] { prepare_session(*impl_, model, options); });
 }
 
 Session::~Session() = default;
@@ -331,6 +385,8 @@ std::vector<NodeProfile> Session::last_profile() const {
 // Check a feed against the declared input; symbolic dims must agree across inputs.
 static void check_feed(const std::string& file, const Value& v, const Tensor& t,
                        std::map<std::string, int64_t>& symbols) {
+  // A caller's handle may claim any shape (Tensor::wrap): its size must at least be countable.
+  checked_nbytes(t.dtype(), t.shape(), str_cat(file, ": input '", v.name, "'"));
   if (v.dtype != DType::kUndefined && t.dtype() != v.dtype)
     fail(file, ": input '", v.name, "' expects element type ", dtype_name(v.dtype), ", got ", dtype_name(t.dtype()));
   if (!v.has_shape) return;
@@ -351,10 +407,8 @@ static void check_feed(const std::string& file, const Value& v, const Tensor& t,
   }
 }
 
-std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const { return run(feeds, RunHooks{}); }
-
-std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const {
-  auto& s = *impl_;
+static std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
+                                       const RunHooks& hooks) {
   const Graph& g = s.graph;
   const std::string& file = s.path;
   if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
@@ -382,6 +436,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
   // Memory pattern: serve this run from an arena block planned for its input signature, or
   // record the run so that the next one with this signature can be.
   RunAllocator alloc(s.pool, s.counters);
+  alloc.set_max_tensor_bytes(s.options.max_tensor_bytes);
   InputSignature sig;
   std::shared_ptr<ArenaBlock> block;
   std::shared_ptr<AllocationRecorder> recorder;
@@ -411,7 +466,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
     auto t0 = std::chrono::steady_clock::now();
     phases.entries.clear();
     alloc.begin_node(static_cast<int>(node_index));
-    execute_node(*p.node, *p.kernel, slots, outs, alloc, cache, s.options.profile ? &phases : nullptr);
+    execute_node(g, *p.node, *p.kernel, slots, outs, alloc, cache, s.options.profile ? &phases : nullptr);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
     if (hooks.on_value)
@@ -458,6 +513,12 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
     s.patterns.release(sig, std::move(block));
   }
   return result;
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds) const { return run(feeds, RunHooks{}); }
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const {
+  return with_error_context(impl_->path, [&] { return run_session(*impl_, feeds, hooks); });
 }
 
 void Session::run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const {

@@ -14,6 +14,10 @@ from pointrt.torch.patches import (StaticAdaptiveAvgPool2d, adaptive_avg_pool2d_
                                    patch_adaptive_avg_pool2d, replace_adaptive_avg_pool2d)
 
 
+# plain torch.onnx.export calls: the TorchScript exporter on every torch (dynamo is the default from 2.9)
+TORCHSCRIPT = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
+
+
 class Tiny(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -28,8 +32,9 @@ class Tiny(torch.nn.Module):
 
 def test_default_opset_is_highest_supported():
     from torch.onnx import _constants
-    assert pointrt.default_opset() == min(_constants.ONNX_MAX_OPSET,
-                                          onnx.defs.onnx_opset_version())
+    from pointrt.exporter import RUNTIME_MAX_OPSET
+    torchscript_max = getattr(_constants, "ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET", _constants.ONNX_MAX_OPSET)
+    assert pointrt.default_opset() == min(torchscript_max, onnx.defs.onnx_opset_version(), RUNTIME_MAX_OPSET)
     assert pointrt.supported_opsets()[-1] == pointrt.default_opset()
 
 
@@ -112,7 +117,7 @@ def test_static_adaptive_pool_matches_torch(size, out):
 def test_plain_torch_export_fails_on_adaptive_pool(tmp_path):
     with pytest.raises(Exception, match="not factor of input size"):
         torch.onnx.export(PSP().eval(), torch.randn(1, 4, 10, 14), str(tmp_path / "a.onnx"),
-                          opset_version=13)
+                          opset_version=13, **TORCHSCRIPT)
 
 
 def test_export_fixes_adaptive_pool_in_one_trace_and_onnxruntime_agrees(tmp_path):
@@ -155,10 +160,10 @@ def test_replace_adaptive_pool_modules(tmp_path):
     assert all(isinstance(s, StaticAdaptiveAvgPool2d) for s in model.stages)
     assert model.state_dict().keys() == sd.keys()
     torch.onnx.export(model, torch.randn(1, 4, 10, 14), str(tmp_path / "r.onnx"),
-                      opset_version=13)
+                      opset_version=13, **TORCHSCRIPT)
     with patch_adaptive_avg_pool2d():
         torch.onnx.export(PSP().eval(), torch.randn(1, 4, 10, 14), str(tmp_path / "q.onnx"),
-                          opset_version=13)
+                          opset_version=13, **TORCHSCRIPT)
 
 
 # ------------------------------------------------------------------ verification logic

@@ -50,6 +50,9 @@ class UntracedFunction(torch.autograd.Function):
 
     @classmethod
     def apply(cls, *args):
+        route = cls.__dict__.get("_route")
+        if route is not None:  # registered as a torch.library custom op (torch >= 2.4)
+            return route(*args)
         if torch._C._get_tracing_state() is not None:
             with torch.no_grad():
                 return super().apply(*args)

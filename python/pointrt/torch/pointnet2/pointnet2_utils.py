@@ -216,3 +216,20 @@ class GroupAll(nn.Module):
 
     def extra_repr(self):
         return f"use_xyz={self.use_xyz}"
+
+
+def _route_to_custom_ops() -> None:
+    """On torch >= 2.4 each Function's apply calls the ``pointrt::`` custom op (torch.export and both
+    exporters then see one op; see pointrt.torch._library), with the reference's argument order."""
+    from .. import _library
+    if not _library.available():
+        return
+    FurthestPointSampling._route = staticmethod(lambda xyz, npoint: _ops.furthest_point_sample(xyz, npoint, 1))
+    GatherOperation._route = staticmethod(_ops.gather_points)
+    ThreeNN._route = staticmethod(_ops.three_nn)
+    ThreeInterpolate._route = staticmethod(_ops.three_interpolate)
+    GroupingOperation._route = staticmethod(_ops.group_points)
+    BallQuery._route = staticmethod(lambda radius, nsample, xyz, new_xyz: _ops.ball_query(xyz, new_xyz, radius, nsample))
+
+
+_route_to_custom_ops()

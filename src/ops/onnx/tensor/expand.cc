@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/checked_size.h"
+
 namespace pointrt {
 namespace tensor_ops {
 
@@ -34,7 +36,7 @@ Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std
   Shape out(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
     if (repeats[d] < 0) fail(where, ": 'repeats' holds a negative value ", repeats[d], " for axis ", d);
-    out[d] = in[d] * repeats[d];
+    out[d] = checked_dim_product(in[d], repeats[d], where);
   }
   return out;
 }

@@ -1,0 +1,140 @@
+// `pointrt run MODEL`: one run on inputs from files (or random), outputs printed, written and
+// compared with a reference (exit status 1 when any differs).
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <memory>
+
+#include "core/common.h"
+#include "core/file_io.h"
+#include "io/npy.h"
+#include "io/tensor_compare.h"
+#include "tools/cli_inputs.h"
+#include "tools/cli_options.h"
+#include "tools/commands.h"
+#include "tools/ref_report.h"
+
+namespace pointrt::cli {
+
+namespace {
+
+struct RunFlags {
+  ModelFlags model;
+  SessionFlags session;
+  InputOptions inputs;
+  std::string output_dir, ref, labels, json, tolerance = "magnitude";
+  double atol = 1e-5, rtol = 1e-3;
+  int top = 3;
+};
+
+std::string safe_file_name(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+  return s;
+}
+
+// Softmax over the last axis of a classification output [C] or [1, C], printed as top-k names.
+nlohmann::json print_top_classes(const Tensor& logits, const std::string& labels_file, int top, std::ostream& os) {
+  std::string text = read_regular_file(labels_file, uint64_t(64) << 20);
+  std::vector<std::string> names;
+  std::istringstream is(text);
+  for (std::string line; std::getline(is, line);)
+    if (!line.empty()) names.push_back(line);
+  int64_t classes = logits.rank() ? logits.shape().back() : 1;
+  if (logits.dtype() != DType::kFloat32 || logits.numel() != classes || classes == 0)
+    fail("--labels: the first output must be float32 [C] or [1, C] logits, got ", dtype_name(logits.dtype()), " ",
+         shape_to_string(logits.shape()));
+  if (static_cast<int64_t>(names.size()) != classes)
+    fail(labels_file, ": has ", names.size(), " class names, the model outputs ", classes, " scores");
+  const float* z = logits.data_as<float>();
+  float mx = *std::max_element(z, z + classes);
+  std::vector<std::pair<double, int64_t>> p;
+  double sum = 0;
+  for (int64_t c = 0; c < classes; ++c) sum += std::exp(z[c] - mx);
+  for (int64_t c = 0; c < classes; ++c) p.push_back({std::exp(z[c] - mx) / sum, c});
+  std::sort(p.begin(), p.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  nlohmann::json j = nlohmann::json::array();
+  os << "predicted:";
+  for (int k = 0; k < std::min<int64_t>(top, classes); ++k) {
+    os << (k ? "," : "") << " " << names[p[k].second] << " (" << std::fixed << std::setprecision(3) << p[k].first
+       << ")";
+    j.push_back({{"class", names[p[k].second]}, {"probability", p[k].first}});
+  }
+  os << "\n";
+  return j;
+}
+
+int run(const RunFlags& f) {
+  Output out(f.json);
+  std::ostream& os = out.text();
+  InputOptions in = f.inputs;
+  SessionOptions so = session_options(f.session);
+  in.max_tensor_bytes = so.max_tensor_bytes;
+  in.model = f.model.path;
+  Session session(load_model(f.model), so);
+  auto feeds = make_feeds(session.inputs(), in, std::cerr);
+  CompareOptions compare;
+  compare.atol = f.atol;
+  compare.rtol = f.rtol;
+  compare.tolerance = parse_tolerance(f.tolerance);
+  compare.any_float_reference = true;  // float64 references are compared in float64
+  auto t0 = std::chrono::steady_clock::now();
+  auto outputs = session.run(feeds);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  os << "ran " << f.model.path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
+  nlohmann::json j = {{"model", f.model.path}, {"run_ms", ms}, {"outputs", nlohmann::json::array()}};
+  if (!f.output_dir.empty()) std::filesystem::create_directories(f.output_dir);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = session.outputs()[i].name;
+    names.push_back(name);
+    std::string summary = summarize_tensor(outputs[i]);
+    os << "output " << name << ": " << summary << "\n";
+    nlohmann::json o = {
+        {"name", name}, {"dtype", dtype_name(outputs[i].dtype())}, {"shape", outputs[i].shape()}, {"summary", summary}};
+    if (!f.output_dir.empty()) {
+      std::string file = f.output_dir + "/" + safe_file_name(name) + ".npy";
+      write_npy(file, outputs[i]);
+      o["file"] = file;
+    }
+    j["outputs"].push_back(o);
+  }
+  if (!f.labels.empty() && !outputs.empty()) j["predicted"] = print_top_classes(outputs[0], f.labels, f.top, os);
+  if (!f.output_dir.empty()) os << "wrote " << outputs.size() << " output(s) to " << f.output_dir << "\n";
+  int mismatches = 0;
+  if (!f.ref.empty()) {
+    mismatches = report_against_reference(names, outputs, f.ref, compare);  // prints to stdout
+    j["ref_ok"] = mismatches == 0;
+    j["ref_mismatches"] = mismatches;
+  }
+  out.write_json(j);
+  return mismatches ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_run_command(CLI::App& app) {
+  auto* c = app.add_subcommand("run", "run a model once; inputs not given are random");
+  c->footer("Exit status: 0 success, 1 some output differs from --ref, 2 an error.");
+  auto f = std::make_shared<RunFlags>();
+  add_model_flags(c, f->model);
+  add_input_flags(c, f->inputs);
+  add_session_flags(c, f->session);
+  c->add_option("--output-dir,-o", f->output_dir, "write every output as NAME.npy here")->default_str("none");
+  c->add_option("--ref", f->ref, "expected outputs keyed by output name: .npz, or Polygraphy's --save-outputs .json")
+      ->default_str("none");
+  c->add_option("--atol", f->atol, "absolute tolerance for --ref")->check(kFiniteNonNegative);
+  c->add_option("--rtol", f->rtol, "relative tolerance for --ref")->check(kFiniteNonNegative);
+  c->add_option("--tolerance", f->tolerance,
+                "--ref rule: magnitude (|err| <= atol + rtol*max|ref| of the output) or elementwise (<= atol + "
+                "rtol*|ref| per element)")
+      ->check(CLI::IsMember({"magnitude", "elementwise"}));
+  c->add_option("--labels", f->labels, "class names, one per line: print the top classes of the first output")
+      ->default_str("none");
+  c->add_option("--top", f->top, "how many classes to print with --labels")->check(kPositive);
+  add_json_option(c, f->json);
+  return {c, [f] { return run(*f); }};
+}
+
+}  // namespace pointrt::cli
