@@ -107,18 +107,6 @@ bool same_params(const Graph& g, const Quantized& a, const Quantized& b) {
          zero_point_value(g, a.zero_point) == zero_point_value(g, b.zero_point);
 }
 
-int add_constant(Graph& g, const std::string& base, const Tensor& t) {
-  std::string name = base;
-  for (int i = 1; g.find_value(name) >= 0; ++i) name = str_cat(base, "_", i);
-  int id = g.add_value(name);
-  Value& v = g.values[id];
-  v.dtype = t.dtype();
-  v.has_shape = true;
-  for (int64_t d : t.shape()) v.shape.push_back(Dim{d, ""});
-  v.constant = t;
-  return id;
-}
-
 // The int32 bias of a fused node: DQ(int32) whose scale equals x_scale * w_scale (as ONNX
 // Runtime's quantizer writes it), or a float32 constant quantized here. -1 when neither fits.
 int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels, const std::string& name) {
@@ -144,7 +132,7 @@ int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels,
     if (!(std::fabs(v) < 2147483647.0)) return -1;
     q.data_as<int32_t>()[m] = static_cast<int32_t>(v);
   }
-  return add_constant(g, name + "_bias_int32", q);
+  return nn::add_constant(g, name + "_bias_int32", q);
 }
 
 // Removes DQ nodes whose outputs nobody reads any more (before constant folding computes them).
@@ -195,7 +183,7 @@ void rewrite_as(Graph& g, int ni, const char* op, std::vector<int> inputs, const
 // A zero point input for a fused node: the Q's own, or a zero constant of its type when it has none.
 int zero_point_input(Graph& g, const Quantized& q) {
   if (q.zero_point >= 0) return q.zero_point;
-  return add_constant(g, g.values[q.data].name + "_zero_point", Tensor::zeros(g.values[q.data].dtype, {}));
+  return nn::add_constant(g, g.values[q.data].name + "_zero_point", Tensor::zeros(g.values[q.data].dtype, {}));
 }
 
 // Per-output-channel weight parameters must be along axis 0 (Conv) or the given axis.
@@ -319,7 +307,7 @@ int transposed_constant(Graph& g, int v) {
   auto* dst = static_cast<uint8_t*>(t.data());
   for (int64_t i = 0; i < bt.dim(0); ++i)
     for (int64_t j = 0; j < bt.dim(1); ++j) dst[j * bt.dim(0) + i] = src[i * bt.dim(1) + j];
-  return add_constant(g, g.values[v].name + "_t", t);
+  return nn::add_constant(g, g.values[v].name + "_t", t);
 }
 
 // Rule 3 for QOperator files: a com.microsoft QGemm (transA = 0, alpha = 1, constant B and
@@ -339,7 +327,7 @@ bool adopt_qgemm(Graph& g, int ni) {
     return false;
   const bool quantized = in(7) >= 0;
   int y_zp = in(8);
-  if (quantized && y_zp < 0) y_zp = add_constant(g, n.name + "_y_zero_point", Tensor::zeros(DType::kUInt8, {}));
+  if (quantized && y_zp < 0) y_zp = nn::add_constant(g, n.name + "_y_zero_point", Tensor::zeros(DType::kUInt8, {}));
   const int bq = trans_b ? transposed_constant(g, in(3)) : in(3);
   Node& m = g.nodes[ni];
   m.inputs = {in(0), in(1), in(2), bq, in(4), in(5), quantized ? in(7) : -1, quantized ? y_zp : -1, in(6)};
