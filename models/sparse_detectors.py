@@ -9,7 +9,8 @@
 Module names and state_dict keys of the backbones follow det3d / OpenPCDet (conv_input,
 conv1..conv4, extra_conv / conv_out; blocks with conv1, bn1, conv2, bn2), so their checkpoints
 load after the spconv 1.x weight conversion where needed. The RPN and head are compact versions
-of CenterPoint's (fewer channels), to keep CPU tests fast.
+of CenterPoint's (fewer channels), to keep CPU tests fast. With ``decode=True`` the detectors end in
+CenterPointDecode + BoxNMS and output boxes (``DETECTION_NAMES``).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Dict, List, Sequence, Tuple
 import torch
 from torch import nn
 
+from pointrt.torch import detect
 from pointrt.torch import sparse as sp
 
 
@@ -131,14 +133,19 @@ class CenterHead(nn.Module):
 
 
 OUTPUT_NAMES = ["heatmap", "offset", "height", "size", "rotation"]
+# With decode=True: the boxes after CenterPointDecode + BoxNMS (docs/operators-detect.md).
+DETECTION_NAMES = ["num_detections", "boxes", "scores", "labels"]
 
 
 class SparseDetector(nn.Module):
     """points [P, F] -> Voxelize -> sparse backbone -> ScatterDense -> BEV RPN -> CenterPoint head."""
 
     def __init__(self, backbone: nn.Module, voxel_size: Sequence[float], point_cloud_range: Sequence[float],
-                 max_points_per_voxel: int, max_voxels: int, num_classes: int = 3, rpn_width: int = 64):
+                 max_points_per_voxel: int, max_voxels: int, num_classes: int = 3, rpn_width: int = 64,
+                 decode: bool = False, out_size_factor: int = 8):
         super().__init__()
+        self.decode = decode
+        self.out_size_factor = out_size_factor  # BEV map stride in voxels (the backbone's /8)
         self.voxel_size = [float(v) for v in voxel_size]
         self.point_cloud_range = [float(v) for v in point_cloud_range]
         gx, gy, gz = sp.voxel_grid_shape(self.voxel_size, self.point_cloud_range)
@@ -158,15 +165,28 @@ class SparseDetector(nn.Module):
         x = self.backbone(self.voxelize(points))
         bev = x.dense()  # [1, 128, 2, H, W]
         n, c, d, h, w = bev.shape
-        return self.head(self.rpn(bev.reshape(n, c * d, h, w)))
+        heads = self.head(self.rpn(bev.reshape(n, c * d, h, w)))
+        return self.decode_heads(heads) if self.decode else heads
+
+    def decode_heads(self, heads: Tuple[torch.Tensor, ...], score_threshold: float = 0.1,
+                     iou_threshold: float = 0.2) -> Tuple[torch.Tensor, ...]:
+        """Head maps -> (num_detections, boxes, scores, labels): CenterPoint's 3x3 peaks, log sizes,
+        per-class rotated NMS (the heatmap is already a sigmoid)."""
+        return detect.decode_and_nms(heads, voxel_size=self.voxel_size[:2], point_cloud_range=self.point_cloud_range,
+                                     out_size_factor=self.out_size_factor, score_threshold=score_threshold,
+                                     post_center_range=self.point_cloud_range, max_detections=500,
+                                     heatmap_activation="none", peak_kernel=3, iou_threshold=iou_threshold,
+                                     max_output=83, per_class=1)
 
 
-def centerpoint_nuscenes(max_voxels: int = 160000) -> SparseDetector:
-    return SparseDetector(SpMiddleResNetFHD(5), [0.075, 0.075, 0.2], [-54, -54, -5, 54, 54, 3], 10, max_voxels)
+def centerpoint_nuscenes(max_voxels: int = 160000, decode: bool = False) -> SparseDetector:
+    return SparseDetector(SpMiddleResNetFHD(5), [0.075, 0.075, 0.2], [-54, -54, -5, 54, 54, 3], 10, max_voxels,
+                          decode=decode)
 
 
-def second_kitti(max_voxels: int = 40000) -> SparseDetector:
-    return SparseDetector(VoxelBackBone8x(4), [0.05, 0.05, 0.1], [0, -40, -3, 70.4, 40, 1], 5, max_voxels)
+def second_kitti(max_voxels: int = 40000, decode: bool = False) -> SparseDetector:
+    return SparseDetector(VoxelBackBone8x(4), [0.05, 0.05, 0.1], [0, -40, -3, 70.4, 40, 1], 5, max_voxels,
+                          decode=decode)
 
 
 def randomize_batchnorm(model: nn.Module, seed: int = 0) -> nn.Module:

@@ -18,8 +18,9 @@ when this file and the table disagree). One row per kernel: the domain, the oper
 versions it serves, the element types of its main input, and notes. A model node is served when
 its (domain, operator) has a row whose range holds the model's opset for that domain.
 
-The `pointrt` domain's semantics are specified in [operators-pointnet2.md](operators-pointnet2.md)
-and [operators-sparse.md](operators-sparse.md) (after OPS.md); standard operators follow the ONNX
+The `pointrt` domain's semantics are specified in [operators-pointnet2.md](operators-pointnet2.md),
+[operators-sparse.md](operators-sparse.md) (after OPS.md), [operators-pose.md](operators-pose.md) and
+[operators-detect.md](operators-detect.md); standard operators follow the ONNX
 specification, checked by the ONNX backend node tests (`ctest -R conformance`).
 
 HEAD

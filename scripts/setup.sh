@@ -10,7 +10,7 @@ APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git zlib1g-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-venv python3-pip python3-numpy python3-torch
-  clang libclang-rt-14-dev unzip)
+  clang libclang-rt-14-dev unzip libpng-dev)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

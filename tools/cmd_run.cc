@@ -14,6 +14,7 @@
 #include "tools/cli_options.h"
 #include "tools/commands.h"
 #include "tools/ref_report.h"
+#include "tools/run_pipeline.h"
 
 namespace pointrt::cli {
 
@@ -23,6 +24,7 @@ struct RunFlags {
   ModelFlags model;
   SessionFlags session;
   InputOptions inputs;
+  PipelineFlags pipeline;
   std::string output_dir, ref, labels, json, tolerance = "magnitude";
   double atol = 1e-5, rtol = 1e-3;
   int top = 3;
@@ -100,7 +102,11 @@ int run(const RunFlags& f) {
     }
     j["outputs"].push_back(o);
   }
-  if (!f.labels.empty() && !outputs.empty()) j["predicted"] = print_top_classes(outputs[0], f.labels, f.top, os);
+  // With --eval/--render, --labels names the pipeline's classes instead of ranking the first output.
+  if (f.pipeline.enabled())
+    j.update(run_pipeline_flags(f.pipeline, session, feeds, outputs, f.labels, os));
+  else if (!f.labels.empty() && !outputs.empty())
+    j["predicted"] = print_top_classes(outputs[0], f.labels, f.top, os);
   if (!f.output_dir.empty()) os << "wrote " << outputs.size() << " output(s) to " << f.output_dir << "\n";
   int mismatches = 0;
   if (!f.ref.empty()) {
@@ -133,6 +139,7 @@ Subcommand add_run_command(CLI::App& app) {
   c->add_option("--labels", f->labels, "class names, one per line: print the top classes of the first output")
       ->default_str("none");
   c->add_option("--top", f->top, "how many classes to print with --labels")->check(kPositive);
+  add_pipeline_flags(c, f->pipeline);
   add_json_option(c, f->json);
   return {c, [f] { return run(*f); }};
 }

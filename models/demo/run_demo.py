@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,13 +21,11 @@ CLI = ROOT / "build" / "pointrt"
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT))
 
+from models.common import run_cli  # noqa: E402
 
-def sh(*args: str) -> str:
-    print("$ " + " ".join(str(a).replace(str(ROOT) + "/", "") for a in args), flush=True)
-    out = subprocess.run([str(a) for a in args], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"command failed ({out.returncode}):\n{out.stdout}{out.stderr}")
-    return out.stdout
+
+def sh(*args) -> str:
+    return run_cli(ROOT, *args)
 
 
 def main() -> None:

@@ -12,4 +12,6 @@ void register_onnx_image(OpTable& t);        // ops/onnx/image (Resize, GridSamp
 void register_onnx_quant(OpTable& t);        // ops/onnx/quant (QuantizeLinear, QLinearConv, the QDQ pass)
 void register_pointnet2(OpTable& t);         // ops/pointnet2
 void register_sparse(OpTable& t);            // ops/sparse
+void register_pose(OpTable& t);              // ops/pose (MeanShift, InstanceReduce, RigidFit)
+void register_detect(OpTable& t);            // ops/detect (CenterPointDecode, BoxNMS)
 }  // namespace pointrt

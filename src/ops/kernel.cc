@@ -99,6 +99,8 @@ const OpTable& op_table() {
     register_onnx_image(t);
     register_pointnet2(t);
     register_sparse(t);
+    register_pose(t);
+    register_detect(t);
     return t;
   }();
   return table;

@@ -1,0 +1,217 @@
+// Optimised MeanShift: per task (batch, instance, vote set) the finite votes are copied into SoA
+// arrays; the density count is symmetric (each pair tested once), four rows at a time and
+// vectorised; the shift runs in float32 with a vectorisable exp. OpenMP over tasks,
+// largest first.
+#include "ops/pose/mean_shift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "ops/onnx/elementwise/elementwise.h"  // fast_exp: vectorises, within 2 ulp of expf
+#include "ops/pose/pose_common.h"
+
+namespace pointrt {
+namespace pose {
+
+MeanShiftAttrs parse_mean_shift(const Attributes& attrs, const std::string& where) {
+  MeanShiftAttrs a;
+  a.num_instances = attrs.get_int("num_instances");
+  a.bandwidth = attrs.get_float("bandwidth");
+  a.max_iterations = attrs.get_int("max_iterations", 300);
+  a.stop_threshold = attrs.get_float("stop_threshold", a.bandwidth * 1e-3f);
+  a.ignore_label = attrs.get_int("ignore_label", -1);
+  a.filter_vote = attrs.get_int("filter_vote", -1);
+  if (a.num_instances < 1 || a.num_instances > (int64_t(1) << 20))
+    fail(where, ": attribute 'num_instances' = ", a.num_instances, " must be in [1, 2^20]");
+  if (!(a.bandwidth > 0.f) || !std::isfinite(a.bandwidth))
+    fail(where, ": attribute 'bandwidth' = ", a.bandwidth, " must be finite and > 0");
+  if (a.max_iterations < 0) fail(where, ": attribute 'max_iterations' = ", a.max_iterations, " must be >= 0");
+  if (!(a.stop_threshold >= 0.f)) fail(where, ": attribute 'stop_threshold' = ", a.stop_threshold, " must be >= 0");
+  if (a.filter_vote < -1) fail(where, ": attribute 'filter_vote' = ", a.filter_vote, " must be -1 or a vote set index");
+  return a;
+}
+
+namespace {
+
+struct SetPoints {
+  std::vector<float> x, y, z;
+  std::vector<int32_t> index;  // point index of each entry
+  std::vector<int32_t> count;  // density scratch
+};
+
+void gather_finite(const float* set_votes, const int32_t* members, int64_t m, SetPoints& p) {
+  p.x.clear();
+  p.y.clear();
+  p.z.clear();
+  p.index.clear();
+  for (int64_t t = 0; t < m; ++t) {
+    const float* v = set_votes + 3 * static_cast<int64_t>(members[t]);
+    if (!finite3(v)) continue;
+    p.x.push_back(v[0]);
+    p.y.push_back(v[1]);
+    p.z.push_back(v[2]);
+    p.index.push_back(members[t]);
+  }
+}
+
+// Counts of rows [i0, i0 + 4) against j in [j0, j1), added to both sides (cnt[j] once per j for
+// all four rows: one read-modify-write instead of four).
+inline void count_block4(const float* x, const float* y, const float* z, int64_t i0, int64_t j0, int64_t j1, float bw2,
+                         int32_t* cnt) {
+  const float x0 = x[i0], y0 = y[i0], z0 = z[i0], x1 = x[i0 + 1], y1 = y[i0 + 1], z1 = z[i0 + 1];
+  const float x2 = x[i0 + 2], y2 = y[i0 + 2], z2 = z[i0 + 2], x3 = x[i0 + 3], y3 = y[i0 + 3], z3 = z[i0 + 3];
+  int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+#pragma omp simd reduction(+ : c0, c1, c2, c3)
+  for (int64_t j = j0; j < j1; ++j) {
+    const float xj = x[j], yj = y[j], zj = z[j];
+    float dx = x0 - xj, dy = y0 - yj, dz = z0 - zj;
+    const int32_t h0 = (dx * dx + dy * dy) + dz * dz < bw2;
+    dx = x1 - xj, dy = y1 - yj, dz = z1 - zj;
+    const int32_t h1 = (dx * dx + dy * dy) + dz * dz < bw2;
+    dx = x2 - xj, dy = y2 - yj, dz = z2 - zj;
+    const int32_t h2 = (dx * dx + dy * dy) + dz * dz < bw2;
+    dx = x3 - xj, dy = y3 - yj, dz = z3 - zj;
+    const int32_t h3 = (dx * dx + dy * dy) + dz * dz < bw2;
+    cnt[j] += (h0 + h1) + (h2 + h3);
+    c0 += h0;
+    c1 += h1;
+    c2 += h2;
+    c3 += h3;
+  }
+  cnt[i0] += c0;
+  cnt[i0 + 1] += c1;
+  cnt[i0 + 2] += c2;
+  cnt[i0 + 3] += c3;
+}
+
+// Entry (in p) of the vote with the most neighbours within the bandwidth, ties to the lowest (the
+// entries are in point order). Every pair is tested once, rows four at a time.
+int64_t densest(SetPoints& p, float bw2) {
+  const int64_t n = static_cast<int64_t>(p.x.size());
+  const float *x = p.x.data(), *y = p.y.data(), *z = p.z.data();
+  p.count.assign(static_cast<size_t>(n), 1);  // itself: d2 = 0 < bw2
+  int32_t* cnt = p.count.data();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int64_t a = i; a < i + 4; ++a)  // pairs inside the block
+      for (int64_t b = a + 1; b < i + 4; ++b) {
+        const float dx = x[a] - x[b], dy = y[a] - y[b], dz = z[a] - z[b];
+        const int32_t hit = (dx * dx + dy * dy) + dz * dz < bw2;
+        cnt[a] += hit;
+        cnt[b] += hit;
+      }
+    count_block4(x, y, z, i, i + 4, n, bw2, cnt);
+  }
+  for (; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) {
+      const float dx = x[i] - x[j], dy = y[i] - y[j], dz = z[i] - z[j];
+      const int32_t hit = (dx * dx + dy * dy) + dz * dz < bw2;
+      cnt[i] += hit;
+      cnt[j] += hit;
+    }
+  return std::max_element(cnt, cnt + n) - cnt;  // first maximum
+}
+
+// The Gaussian shift from the seed, accumulated relative to the seed (less cancellation).
+void shift_from(const SetPoints& p, int64_t seed, const MeanShiftAttrs& a, float* mode) {
+  const int64_t n = static_cast<int64_t>(p.x.size());
+  const float *x = p.x.data(), *y = p.y.data(), *z = p.z.data();
+  const float ox = x[seed], oy = y[seed], oz = z[seed];
+  const float inv = 1.f / (2.f * a.bandwidth * a.bandwidth), thr2 = a.stop_threshold * a.stop_threshold;
+  float mx = 0, my = 0, mz = 0;  // relative to the seed
+  for (int64_t it = 0; it < a.max_iterations; ++it) {
+    float sw = 0, sx = 0, sy = 0, sz = 0;
+#pragma omp simd reduction(+ : sw, sx, sy, sz)
+    for (int64_t j = 0; j < n; ++j) {
+      const float rx = x[j] - ox, ry = y[j] - oy, rz = z[j] - oz;
+      const float dx = mx - rx, dy = my - ry, dz = mz - rz;
+      const float w = ew::fast_exp(-((dx * dx + dy * dy) + dz * dz) * inv);
+      sw += w;
+      sx += w * rx;
+      sy += w * ry;
+      sz += w * rz;
+    }
+    if (!(sw > 0.f)) break;
+    const float nx = sx / sw, ny = sy / sw, nz = sz / sw;
+    const float shift2 = (nx - mx) * (nx - mx) + (ny - my) * (ny - my) + (nz - mz) * (nz - mz);
+    mx = nx;
+    my = ny;
+    mz = nz;
+    if (shift2 < thr2) break;
+  }
+  mode[0] = ox + mx;
+  mode[1] = oy + my;
+  mode[2] = oz + mz;
+}
+
+struct Task {
+  int64_t batch, instance, set;
+  int64_t size;  // members before the finite filter (for scheduling)
+};
+
+// Runs one task over `members`; returns the inliers of the densest point when asked.
+void run_task(const float* set_votes, const int32_t* members, int64_t m, const MeanShiftAttrs& a, float* mode,
+              int32_t* count, std::vector<int32_t>* inliers) {
+  SetPoints p;
+  gather_finite(set_votes, members, m, p);
+  *count = static_cast<int32_t>(p.x.size());
+  mode[0] = mode[1] = mode[2] = 0.f;
+  if (p.x.empty()) return;
+  const float bw2 = a.bandwidth * a.bandwidth;
+  const int64_t seed = densest(p, bw2);
+  if (inliers) {
+    const float sx = p.x[seed], sy = p.y[seed], sz = p.z[seed];
+    for (size_t j = 0; j < p.x.size(); ++j) {
+      const float dx = sx - p.x[j], dy = sy - p.y[j], dz = sz - p.z[j];
+      if ((dx * dx + dy * dy) + dz * dz < bw2) inliers->push_back(p.index[j]);
+    }
+  }
+  shift_from(p, seed, a, mode);
+}
+
+void run_tasks(std::vector<Task>& tasks, const std::function<void(const Task&)>& fn) {
+  std::sort(tasks.begin(), tasks.end(), [](const Task& l, const Task& r) { return l.size > r.size; });
+  const int64_t count = static_cast<int64_t>(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (int64_t t = 0; t < count; ++t) fn(tasks[t]);
+}
+
+}  // namespace
+
+void mean_shift(const float* votes, const int32_t* labels, int64_t batch, int64_t sets, int64_t n,
+                const MeanShiftAttrs& a, float* modes, int32_t* counts) {
+  const int64_t instances = a.num_instances, f = a.filter_vote;
+  std::vector<InstanceBuckets> buckets(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) buckets[b] = bucket_by_instance(labels + b * n, n, instances, a.ignore_label);
+  auto set_votes = [&](int64_t b, int64_t k) { return votes + (b * sets + k) * n * 3; };
+  auto row = [&](const Task& t) { return (t.batch * instances + t.instance) * sets + t.set; };
+  // Inliers of the filter set per (batch, instance); the members of every other set.
+  std::vector<std::vector<int32_t>> voters(static_cast<size_t>(batch * instances));
+  std::vector<Task> first, second;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t c = 0; c < instances; ++c) {
+      const int64_t size = buckets[b].offsets[c + 1] - buckets[b].offsets[c];
+      for (int64_t k = 0; k < sets; ++k) (k == f ? first : second).push_back({b, c, k, size});
+    }
+  run_tasks(first, [&](const Task& t) {
+    const InstanceBuckets& bk = buckets[t.batch];
+    const int64_t r = row(t);
+    run_task(set_votes(t.batch, t.set), bk.order.data() + bk.offsets[t.instance], t.size, a, modes + 3 * r, counts + r,
+             &voters[t.batch * instances + t.instance]);
+  });
+  for (Task& t : second)
+    if (f >= 0) t.size = static_cast<int64_t>(voters[t.batch * instances + t.instance].size());
+  run_tasks(second, [&](const Task& t) {
+    const InstanceBuckets& bk = buckets[t.batch];
+    const int32_t* members =
+        f >= 0 ? voters[t.batch * instances + t.instance].data() : bk.order.data() + bk.offsets[t.instance];
+    const int64_t r = row(t);
+    run_task(set_votes(t.batch, t.set), members, t.size, a, modes + 3 * r, counts + r, nullptr);
+  });
+}
+
+}  // namespace pose
+}  // namespace pointrt

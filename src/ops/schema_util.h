@@ -1,0 +1,70 @@
+// Small helpers for the ONNX schemas of the pointrt-domain families (type and shape inference
+// functions): read an input dimension, set an output's type and shape, register the domain.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+
+namespace pointrt {
+namespace schema_util {
+
+inline onnx::TensorShapeProto_Dimension fixed_dim(int64_t v) {
+  onnx::TensorShapeProto_Dimension d;
+  d.set_dim_value(v);
+  return d;
+}
+
+/// Rank of input `input`, or -1 when it has no shape.
+inline int input_rank(onnx::InferenceContext& ctx, size_t input) {
+  return onnx::hasInputShape(ctx, input) ? onnx::getInputShape(ctx, input).dim_size() : -1;
+}
+
+/// Dimension `axis` of input `input` (unknown when the input has no shape); checks the rank when
+/// `rank` >= 0.
+inline onnx::TensorShapeProto_Dimension input_dim(onnx::InferenceContext& ctx, size_t input, int rank, int axis) {
+  if (!onnx::hasInputShape(ctx, input)) return onnx::TensorShapeProto_Dimension();
+  const onnx::TensorShapeProto& s = onnx::getInputShape(ctx, input);
+  if (rank >= 0 && s.dim_size() != rank)
+    fail_shape_inference("input ", input, " must have rank ", rank, ", got ", s.dim_size());
+  if (axis < 0 || axis >= s.dim_size()) return onnx::TensorShapeProto_Dimension();
+  return s.dim(axis);
+}
+
+inline void set_output(onnx::InferenceContext& ctx, size_t output, int32_t elem_type,
+                       const std::vector<onnx::TensorShapeProto_Dimension>& dims) {
+  if (output >= ctx.getNumOutputs()) return;
+  onnx::updateOutputElemType(ctx, output, elem_type);
+  onnx::TensorShapeProto* shape = onnx::getOutputShape(ctx, output);
+  shape->clear_dim();
+  for (const auto& d : dims) *shape->add_dim() = d;
+}
+
+inline int64_t int_attr(onnx::InferenceContext& ctx, const char* name, int64_t dflt) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  return a && a->has_i() ? a->i() : dflt;
+}
+
+/// A pointrt-domain schema, version 1.
+inline onnx::OpSchema pointrt_schema(const char* name, const char* doc) {
+  onnx::OpSchema s;
+  s.SetName(name).SetDomain("pointrt").SinceVersion(1).SetDoc(doc);
+  return s;
+}
+
+/// Registers `schemas` (and the pointrt domain, version 1, if nobody has yet). Runs during static
+/// initialisation too, so it looks nothing up in the registry first.
+inline void register_pointrt_schemas(std::vector<onnx::OpSchema> schemas) {
+  static std::mutex domain_mutex;
+  {
+    std::lock_guard<std::mutex> lock(domain_mutex);
+    auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    if (!ranges.Map().count("pointrt")) ranges.AddDomainToVersion("pointrt", 1, 1);
+  }
+  for (auto& s : schemas) onnx::RegisterSchema(std::move(s));
+}
+
+}  // namespace schema_util
+}  // namespace pointrt

@@ -1,0 +1,47 @@
+"""The pose demo's training path (sampling and neighbour indices computed by the runtime) computes
+exactly what the exported PointNet++ operators compute; the committed demo file runs and answers
+like its PyTorch weights."""
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "models"))
+import train_pose_demo as tpd  # noqa: E402
+from models import pose_synth as ps  # noqa: E402
+
+DEMO = ROOT / "models" / "demo_pose"
+
+
+def test_precomputed_geometry_matches_the_operators(tmp_path):
+    torch.manual_seed(0)
+    branch = tpd.PointBranch().eval()
+    runner = tpd.GeometryRunner(str(tmp_path), 1, 1024)
+    batch = tpd.make_batch([5], 1024, runner)
+    with torch.no_grad():
+        a = branch(batch["cloud"])
+        b = branch(batch["cloud"], batch["geometry"])
+    assert torch.equal(a, b)
+
+
+@pytest.mark.skipif(not (DEMO / "pose_demo.onnx").exists(), reason="the demo has not been trained")
+def test_committed_demo_matches_its_weights():
+    from pointrt import _pointrt
+    model = tpd.ReducedPVN3D(with_pose=True)
+    model.load_state_dict(torch.load(DEMO / "pose_demo.pt"))
+    model.eval()
+    session = _pointrt.Session(str(DEMO / "pose_demo.onnx"))
+    seed = 300_000
+    x = ps.network_inputs(ps.render_frame(seed), tpd.NUM_POINTS, seed)
+    feeds = dict(rgb=x["rgb"][None], cloud=x["cloud"][None], choose=x["choose"][None])
+    got = session.run(feeds)
+    with torch.no_grad():
+        poses, status, labels = model(*(torch.from_numpy(feeds[k]) for k in tpd.INPUT_NAMES))
+    assert (got["labels"] == labels.numpy()).mean() > 0.99
+    found = (got["pose_status"] == 0) & (status.numpy() == 0)
+    assert found[0, 1:].sum() >= 3
+    np.testing.assert_allclose(got["poses"][found], poses.numpy()[found], atol=5e-3)

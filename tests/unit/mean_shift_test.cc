@@ -1,0 +1,242 @@
+// pointrt::MeanShift: optimised vs reference on clustered votes of awkward sizes (fixed seeds),
+// against PVN3D's all-points loop, degenerate instances, and errors through a Session.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "ops/pose/mean_shift.h"
+#include "test_util/single_node.h"
+
+using namespace pointrt;
+using namespace pointrt::pose;
+using namespace pointrt::test;
+
+namespace {
+
+MeanShiftAttrs attrs(int64_t instances, float bandwidth, int64_t filter = -1, int64_t ignore = -1) {
+  MeanShiftAttrs a;
+  a.num_instances = instances;
+  a.bandwidth = bandwidth;
+  a.stop_threshold = bandwidth * 1e-3f;
+  a.filter_vote = filter;
+  a.ignore_label = ignore;
+  return a;
+}
+
+struct Result {
+  std::vector<float> modes;
+  std::vector<int32_t> counts;
+};
+
+template <typename Fn>
+Result run(Fn fn, const std::vector<float>& votes, const std::vector<int32_t>& labels, int64_t b, int64_t k, int64_t n,
+           const MeanShiftAttrs& a) {
+  Result r{std::vector<float>(static_cast<size_t>(b * a.num_instances * k * 3), -7.f),
+           std::vector<int32_t>(static_cast<size_t>(b * a.num_instances * k), -7)};
+  fn(votes.data(), labels.data(), b, k, n, a, r.modes.data(), r.counts.data());
+  return r;
+}
+
+// Votes around a per-(instance, set) centre with a few outliers and NaNs; labels in [-1, C).
+void clustered(int64_t b, int64_t k, int64_t n, int64_t c, uint32_t seed, std::vector<float>& votes,
+               std::vector<int32_t>& labels) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> lab(-1, static_cast<int>(c) - 1);
+  std::normal_distribution<float> noise(0.f, 0.02f);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  labels.resize(static_cast<size_t>(b * n));
+  for (auto& l : labels) l = lab(rng);
+  votes.resize(static_cast<size_t>(b * k * n * 3));
+  for (int64_t bb = 0; bb < b; ++bb)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t i = 0; i < n; ++i) {
+        float* v = &votes[((bb * k + kk) * n + i) * 3];
+        const int l = labels[bb * n + i];
+        const float centre = 0.3f * static_cast<float>(l + 1) + 0.05f * static_cast<float>(kk);
+        const float r = uni(rng);
+        for (int d = 0; d < 3; ++d) v[d] = r > 0.8f ? uni(rng) : centre + noise(rng) + 0.1f * d;
+        if (r < -0.97f) v[1] = NAN;
+      }
+}
+
+void expect_close(const Result& want, const Result& got, float tol) {
+  ASSERT_EQ(want.counts, got.counts);
+  for (size_t i = 0; i < want.modes.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(got.modes[i])) << i;
+    EXPECT_NEAR(want.modes[i], got.modes[i], tol) << "at " << i;
+  }
+}
+
+}  // namespace
+
+TEST(MeanShift, HandExample) {
+  // Three votes within the bandwidth of each other, two far away: the seed is vote 0.
+  const std::vector<float> votes = {0, 0, 0, 0.01f, 0, 0, 0, 0.01f, 0, 1, 1, 1, 1.01f, 1, 1};
+  const std::vector<int32_t> labels = {0, 0, 0, 0, 0};
+  for (auto fn : {mean_shift_ref, mean_shift}) {
+    Result r = run(fn, votes, labels, 1, 1, 5, attrs(1, 0.1f));
+    EXPECT_EQ(r.counts[0], 5);
+    EXPECT_NEAR(r.modes[0], 0.01f / 3, 1e-5);
+    EXPECT_NEAR(r.modes[1], 0.01f / 3, 1e-5);
+    EXPECT_NEAR(r.modes[2], 0.f, 1e-6);
+  }
+}
+
+TEST(MeanShift, OptimisedMatchesReference) {
+  for (int64_t n : {0, 1, 2, 17, 255, 256, 257, 1000}) {
+    for (int64_t filter : {-1, 2}) {
+      std::vector<float> votes;
+      std::vector<int32_t> labels;
+      clustered(2, 3, n, 4, static_cast<uint32_t>(n * 7 + filter + 3), votes, labels);
+      const MeanShiftAttrs a = attrs(4, 0.08f, filter, n % 2 ? 1 : -1);
+      Result want = run(mean_shift_ref, votes, labels, 2, 3, n, a);
+      Result got = run(mean_shift, votes, labels, 2, 3, n, a);
+      SCOPED_TRACE("n = " + std::to_string(n) + ", filter = " + std::to_string(filter));
+      expect_close(want, got, 2 * a.stop_threshold + 2e-5f);
+    }
+  }
+}
+
+// PVN3D's loop: shift every vote until all move less than the threshold, return the densest
+// vote's shifted position. The operator shifts the densest vote alone.
+TEST(MeanShift, AgreesWithShiftingEveryPoint) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise(0.f, 0.03f);
+  const int64_t n = 300;
+  std::vector<float> votes(n * 3);
+  for (int64_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d) votes[i * 3 + d] = (i % 3 == 0 ? 0.25f : 0.f) + noise(rng);
+  const MeanShiftAttrs a = attrs(1, 0.08f);
+  Result r = run(mean_shift, votes, std::vector<int32_t>(n, 0), 1, 1, n, a);
+
+  std::vector<double> c(votes.begin(), votes.end());
+  const double bw = a.bandwidth;
+  for (int it = 0; it < 300; ++it) {
+    double worst = 0;
+    std::vector<double> next(c.size());
+    for (int64_t i = 0; i < n; ++i) {
+      double sw = 0, s[3] = {0, 0, 0};
+      for (int64_t j = 0; j < n; ++j) {
+        double d2 = 0;
+        for (int d = 0; d < 3; ++d) d2 += (c[i * 3 + d] - votes[j * 3 + d]) * (c[i * 3 + d] - votes[j * 3 + d]);
+        const double w = std::exp(-0.5 * d2 / (bw * bw));
+        sw += w;
+        for (int d = 0; d < 3; ++d) s[d] += w * votes[j * 3 + d];
+      }
+      double shift2 = 0;
+      for (int d = 0; d < 3; ++d) {
+        next[i * 3 + d] = s[d] / sw;
+        shift2 += (next[i * 3 + d] - c[i * 3 + d]) * (next[i * 3 + d] - c[i * 3 + d]);
+      }
+      worst = std::max(worst, std::sqrt(shift2));
+    }
+    c = next;
+    if (worst < a.stop_threshold) break;
+  }
+  int64_t best = -1, seed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t cnt = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double d2 = 0;
+      for (int d = 0; d < 3; ++d) d2 += (votes[i * 3 + d] - votes[j * 3 + d]) * (votes[i * 3 + d] - votes[j * 3 + d]);
+      cnt += d2 < bw * bw;
+    }
+    if (cnt > best) best = cnt, seed = i;
+  }
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(r.modes[d], c[seed * 3 + d], 5 * a.stop_threshold) << d;
+}
+
+TEST(MeanShift, DegenerateInstancesNeverNaN) {
+  // Instance 0: one vote; 1: empty; 2: only NaN votes; 3: two votes 100 bandwidths apart.
+  const std::vector<float> votes = {0.5f, 0.25f, 0.125f, NAN, 0, 0, 0, 0, 0, 10, 0, 0};
+  const std::vector<int32_t> labels = {0, 2, 3, 3};
+  for (auto fn : {mean_shift_ref, mean_shift}) {
+    Result r = run(fn, votes, labels, 1, 1, 4, attrs(4, 0.1f));
+    EXPECT_EQ(r.counts, (std::vector<int32_t>{1, 0, 0, 2}));
+    EXPECT_FLOAT_EQ(r.modes[0], 0.5f);
+    EXPECT_FLOAT_EQ(r.modes[2], 0.125f);
+    for (int i = 3; i < 9; ++i) EXPECT_EQ(r.modes[i], 0.f);
+    for (float v : r.modes) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_NEAR(r.modes[9], 0.f, 1e-6);  // stays on the seed (the lower index of the tie)
+  }
+  MeanShiftAttrs none = attrs(1, 0.1f);
+  none.max_iterations = 0;  // the mode is the densest vote itself
+  const std::vector<float> three = {0, 0, 0, 0.05f, 0, 0, 0.12f, 0, 0};
+  for (auto fn : {mean_shift_ref, mean_shift})
+    EXPECT_FLOAT_EQ(run(fn, three, {0, 0, 0}, 1, 1, 3, none).modes[0], 0.05f);
+}
+
+TEST(MeanShift, FilterUsesTheInliersOfTheFilterSet) {
+  // Set 1 (the filter, like PVN3D's centre) puts point 2 far away: set 0 must ignore point 2.
+  const std::vector<float> votes = {0, 0, 0, 0.02f, 0, 0, 5, 5, 5, 1, 1, 1, 1.01f, 1, 1, 9, 9, 9};
+  for (auto fn : {mean_shift_ref, mean_shift}) {
+    Result r = run(fn, votes, {0, 0, 0}, 1, 2, 3, attrs(1, 0.1f, 1));
+    EXPECT_EQ(r.counts, (std::vector<int32_t>{2, 3}));
+    EXPECT_NEAR(r.modes[0], 0.01f, 1e-5);
+  }
+}
+
+TEST(MeanShift, SessionAndErrors) {
+  std::vector<float> votes;
+  std::vector<int32_t> labels;
+  clustered(1, 2, 50, 3, 11, votes, labels);
+  auto set = [](int64_t c, float bw) {
+    return [=](onnx::NodeProto& n) {
+      ModelBuilder::attr_int(n, "num_instances", c);
+      ModelBuilder::attr_float(n, "bandwidth", bw);
+    };
+  };
+  std::vector<int64_t> labels64(labels.begin(), labels.end());
+  auto out = run_pointrt_node(
+      "MeanShift",
+      {{"votes", make_tensor<float>({1, 2, 50, 3}, votes)}, {"labels", make_tensor<int64_t>({1, 50}, labels64)}},
+      {"modes", "counts"}, set(3, 0.08f));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 3, 2, 3}));
+  EXPECT_EQ(out[1].shape(), (Shape{1, 3, 2}));
+  Result want = run(mean_shift_ref, votes, labels, 1, 2, 50, attrs(3, 0.08f));
+  EXPECT_TRUE(std::equal(want.counts.begin(), want.counts.end(), out[1].data_as<int32_t>()));
+
+  auto votes_t = make_tensor<float>({1, 2, 50, 3}, votes);
+  labels[7] = 3;
+  expect_error_with(
+      [&] {
+        run_pointrt_node("MeanShift", {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 50}, labels)}},
+                         {"modes"}, set(3, 0.08f));
+      },
+      {"node0", "'labels'", "label 3 at [0, 7]", "num_instances = 3"});
+  expect_error_with(
+      [&] {
+        run_pointrt_node("MeanShift",
+                         {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 49}, std::vector<int32_t>(49))}},
+                         {"modes"}, set(3, 0.08f));
+      },
+      {"node0", "'labels'", "[1, 50]"});
+  expect_error_with(
+      [&] {
+        run_pointrt_node("MeanShift",
+                         {{"votes", make_tensor<float>({1, 50, 3}, std::vector<float>(150))},
+                          {"labels", make_tensor<int32_t>({1, 50}, std::vector<int32_t>(50))}},
+                         {"modes"}, set(3, 0.08f));
+      },
+      {"node0", "'votes'", "rank 4"});
+  expect_error_with(
+      [&] {
+        run_pointrt_node("MeanShift",
+                         {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 50}, std::vector<int32_t>(50))}},
+                         {"modes"}, set(3, 0.f));
+      },
+      {"node0", "bandwidth"});
+  expect_error_with(
+      [&] {
+        run_pointrt_node("MeanShift",
+                         {{"votes", votes_t}, {"labels", make_tensor<int32_t>({1, 50}, std::vector<int32_t>(50))}},
+                         {"modes"}, [&](onnx::NodeProto& n) {
+                           set(3, 0.1f)(n);
+                           ModelBuilder::attr_int(n, "filter_vote", 2);
+                         });
+      },
+      {"node0", "filter_vote", "K = 2"});
+}
