@@ -1,4 +1,5 @@
-// `pointrt inspect MODEL`: inputs/outputs, opsets, operator histogram, warnings, unsupported nodes.
+// `pointrt inspect MODEL [--passes]`: inputs/outputs, opsets, operator histogram, warnings,
+// unsupported nodes; with --passes the prepare passes in order and what each did to this model.
 #include <algorithm>
 #include <iomanip>
 #include <map>
@@ -6,6 +7,7 @@
 #include "core/common.h"
 #include "graph/onnx_import.h"
 #include "ops/kernel.h"
+#include "runtime/prepare.h"
 #include "tools/cli_options.h"
 #include "tools/commands.h"
 
@@ -50,7 +52,42 @@ std::vector<std::string> model_warnings(const Graph& g) {
   return warnings;
 }
 
-int inspect(const ModelFlags& flags, const Output& out) {
+// The prepare passes in order, run on a copy of the model's graph: what each changed.
+void print_passes(const detail::ModelImpl& m, std::ostream& os, nlohmann::json& j) {
+  std::vector<GraphPass> passes = prepare_passes(SessionOptions{}, m.path);
+  Graph g = m.graph;
+  std::vector<PassReport> reports;
+  os << "prepare passes (" << m.graph.nodes.size() << " nodes before):\n";
+  std::string error;
+  try {
+    run_passes(g, passes, &reports);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  j["passes"] = nlohmann::json::array();
+  for (size_t i = 0; i < passes.size(); ++i) {
+    nlohmann::json row = {{"name", passes[i].name}, {"description", passes[i].description}};
+    os << "  " << std::setw(2) << i + 1 << ". " << std::left << std::setw(22) << passes[i].name << std::right;
+    if (i < reports.size()) {
+      os << (reports[i].changed ? "changed" : "no change") << ", " << reports[i].nodes_after << " nodes, " << std::fixed
+         << std::setprecision(2) << reports[i].milliseconds << " ms";
+      row.update({{"changed", reports[i].changed},
+                  {"nodes_after", reports[i].nodes_after},
+                  {"milliseconds", reports[i].milliseconds}});
+    } else {
+      os << (i == reports.size() ? "FAILED (below)" : "not run");
+      row["status"] = i == reports.size() ? "failed" : "not run";
+    }
+    os << "  (" << passes[i].description << ")\n";
+    j["passes"].push_back(row);
+  }
+  if (!error.empty()) os << "  " << error << "\n";
+  if (!error.empty()) j["passes_error"] = error;
+  os << "then: the executor builds one kernel per node (packed weights), value lifetimes, and releases "
+        "constants kept only as packed copies\n";
+}
+
+int inspect(const ModelFlags& flags, bool show_passes, const Output& out) {
   Model model = load_model(flags);
   const auto& m = *model.impl();
   std::ostream& os = out.text();
@@ -111,6 +148,7 @@ int inspect(const ModelFlags& flags, const Output& out) {
     for (const auto& u : unsupported) os << "  " << u << "\n";
   }
   j["unsupported"] = unsupported;
+  if (show_passes) print_passes(m, os, j);
   out.write_json(j);
   return unsupported.empty() ? kExitOk : kExitCheckFailed;
 }
@@ -124,7 +162,9 @@ Subcommand add_inspect_command(CLI::App& app) {
   auto json = std::make_shared<std::string>();
   add_model_flags(c, *flags);
   add_json_option(c, *json);
-  return {c, [flags, json] { return inspect(*flags, Output(*json)); }};
+  auto show_passes = std::make_shared<bool>(false);
+  c->add_flag("--passes", *show_passes, "list the prepare passes in order and what each changed in this model");
+  return {c, [flags, show_passes, json] { return inspect(*flags, *show_passes, Output(*json)); }};
 }
 
 }  // namespace pointrt::cli

@@ -4,9 +4,11 @@
 (target ``_pointrt``) builds it into ``python/pointrt/``. A module built elsewhere is found
 through the environment variable ``POINTRT_EXT_DIR`` (read when ``pointrt`` is imported).
 
-API: ``Session(path, threads=0, optimize=True, max_tensor_bytes=None, external_data_dirs=())``,
-``.inputs`` / ``.outputs`` (``ValueInfo``: name, dtype, shape), ``.input_names``,
-``.output_names``, ``.run({name: array}, nonfinite="warn") -> {name: np.ndarray}``.
+API: ``Session(path, threads=0, optimize=True, max_tensor_bytes=None, external_data_dirs=(),
+observe=())``, ``.inputs`` / ``.outputs`` (``ValueInfo``: name, dtype, shape), ``.input_names``,
+``.output_names``, ``.run({name: array}, nonfinite="warn", on_value=None) -> {name: np.ndarray}``
+(``on_value(name, array)`` sees each ``observe``d value as it is computed), ``.execution_plan()``,
+and ``supported_ops()`` / ``build_info()``.
 """
 import importlib
 from typing import NamedTuple, Optional

@@ -1,5 +1,8 @@
 #include "graph/ir.h"
 
+#include <algorithm>
+#include <set>
+
 namespace pointrt {
 
 const Attribute& Attributes::require(const std::string& name, Attribute::Kind kind, const char* kind_name) const {
@@ -66,6 +69,57 @@ void Graph::compact() {
   for (size_t i = 0; i < nodes.size(); ++i)
     for (int o : nodes[i].outputs)
       if (o >= 0) values[o].producer = static_cast<int>(i);
+}
+
+namespace {
+
+// A value that a graph reads but neither computes, holds nor takes as input.
+bool is_outer_reference(const Graph& g, int id) {
+  const Value& v = g.values[id];
+  return v.producer < 0 && !v.constant && std::find(g.inputs.begin(), g.inputs.end(), id) == g.inputs.end();
+}
+
+template <typename Visit>
+void for_each_subgraph_name(const Node& n, Visit visit) {
+  for (const auto& [key, a] : n.attrs.items)
+    if (a.kind == Attribute::Kind::kGraph && a.g)
+      for (const std::string& name : outer_scope_names(*a.g)) visit(name);
+}
+
+}  // namespace
+
+std::vector<int> values_read_by(const Graph& g, const Node& n) {
+  std::vector<int> ids;
+  for (int v : n.inputs)
+    if (v >= 0) ids.push_back(v);
+  for_each_subgraph_name(n, [&](const std::string& name) {
+    int id = g.find_value(name);
+    if (id >= 0) ids.push_back(id);
+  });
+  return ids;
+}
+
+std::vector<std::string> outer_scope_names(const Graph& g) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& name) {
+    if (seen.insert(name).second) names.push_back(name);
+  };
+  auto visit = [&](int id) {
+    if (id >= 0 && is_outer_reference(g, id)) add(g.values[id].name);
+  };
+  for (const Node& n : g.nodes) {
+    for (int v : n.inputs) visit(v);
+    for_each_subgraph_name(n, [&](const std::string& name) {
+      int id = g.find_value(name);
+      if (id < 0)
+        add(name);
+      else
+        visit(id);
+    });
+  }
+  for (int v : g.outputs) visit(v);
+  return names;
 }
 
 }  // namespace pointrt

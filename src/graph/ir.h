@@ -122,8 +122,18 @@ struct Graph {
     return it == value_ids.end() ? -1 : it->second;
   }
   int add_value(const std::string& name);  // errors on a duplicate name
-  /// Remove nodes marked `removed`, drop values nobody uses, recompute producers.
+  /// Remove nodes marked `removed` and recompute producers (values keep their ids).
   void compact();
 };
+
+/// Values of `g` that node `n` reads: its inputs and, for a node with subgraphs (graph
+/// attributes: If/Loop/Scan bodies), the values of `g` those subgraphs read from the enclosing
+/// scope. Liveness and dead-node elimination use it so that such values stay alive.
+std::vector<int> values_read_by(const Graph& g, const Node& n);
+
+/// Names `g` reads without defining them (ONNX outer-scope references of a subgraph): values that
+/// no node produces and that are neither inputs nor constants, and names its own subgraphs read
+/// that `g` has no value for. In order of first use. Empty for a model's main graph.
+std::vector<std::string> outer_scope_names(const Graph& g);
 
 }  // namespace pointrt

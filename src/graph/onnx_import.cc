@@ -23,11 +23,6 @@ namespace pointrt {
 
 namespace {
 
-std::vector<ForeignImporter>& foreign_importers() {
-  static std::vector<ForeignImporter> list;
-  return list;
-}
-
 // ONNX 1.12's shape-inference functions trust some attribute values (a zero stride divides
 // by zero inside convPoolShapeInference). Inference runs on untrusted files, so skip it when a
 // node carries a value those functions cannot take; our kernels report such nodes properly.
@@ -146,12 +141,6 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
   if (typed.output_size() == proto.graph().output_size()) *proto.mutable_graph()->mutable_output() = typed.output();
   return "";
 }
-
-}  // namespace
-
-void register_foreign_importer(ForeignImporter importer) { foreign_importers().push_back(importer); }
-
-namespace {
 
 void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
   if (!vi.has_type() || !vi.type().has_tensor_type()) return;
@@ -305,7 +294,7 @@ void topological_sort(Graph& g, const std::string& file) {
 }  // namespace
 
 std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
-                                               const std::string& file) {
+                                               const std::string& file, const std::vector<ForeignImporter>& importers) {
   if (size == 0) fail(file, ": the model file is empty");
   if (size > static_cast<size_t>(INT32_MAX))
     fail(file, ": the model protobuf is ", size, " bytes; files over 2 GB must keep their weights as external data");
@@ -319,7 +308,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   impl->path = file;
   impl->ir_version = proto.ir_version();
   impl->producer = proto.producer_name();
-  for (auto importer : foreign_importers())
+  for (auto importer : importers)
     if (importer(proto, impl->import_notes)) break;
 
   // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/ir.h"
 #include "graph/tensor_proto.h"
@@ -25,13 +26,16 @@ struct ModelImpl {
 };
 }  // namespace detail
 
-/// Parse, rewrite foreign formats, run ONNX shape inference, convert.
-std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
-                                               const std::string& display_name);
-
-/// Hook for importers of foreign files written in ONNX form (NVIDIA scn.onnx). Returns true
-/// when it rewrote the model; adds a note to `notes`.
+/// An importer of foreign files written in ONNX form (NVIDIA scn.onnx): rewrites the model in
+/// place into standard and pointrt-domain nodes and returns true, adding a note to `notes`, or
+/// returns false and leaves the model untouched. Families provide them (ops/registry.h).
 using ForeignImporter = bool (*)(onnx::ModelProto& model, std::vector<std::string>& notes);
-void register_foreign_importer(ForeignImporter importer);
+
+/// Parse, rewrite foreign formats (the first of `importers` that accepts the model), run ONNX
+/// shape inference, convert. Schemas of custom domains must be registered with ONNX before
+/// (Model::load does it through registry()).
+std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
+                                               const std::string& display_name,
+                                               const std::vector<ForeignImporter>& importers);
 
 }  // namespace pointrt

@@ -19,7 +19,6 @@
 #include <cctype>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "graph/onnx_import.h"
@@ -308,17 +307,5 @@ bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes
       first_shape, format.empty() ? "" : str_cat(" (format '", format, "')")));
   return true;
 }
-
-void register_scn_importer() {
-  static std::once_flag once;
-  std::call_once(once, [] { register_foreign_importer(&rewrite_nvidia_scn); });
-}
-
-namespace {
-// Models may be loaded before the operator table is first built (register_sparse also calls
-// register_scn_importer): register at static-initialisation time too. This object file is always
-// linked because register_sparse references register_scn_importer.
-[[maybe_unused]] const bool scn_importer_registered = (register_scn_importer(), true);
-}  // namespace
 
 }  // namespace pointrt

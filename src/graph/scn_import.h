@@ -10,8 +10,7 @@ class ModelProto;
 
 namespace pointrt {
 /// Rewrite an scn.onnx model in place into pointrt-domain nodes; false (untouched) when the
-/// model has no default-domain SparseConvolution / ScatterDense node. Adds a note.
+/// model has no default-domain SparseConvolution / ScatterDense node. Adds a note. The sparse
+/// family registers it as a ForeignImporter (register_sparse()).
 bool rewrite_nvidia_scn(onnx::ModelProto& model, std::vector<std::string>& notes);
-/// Register rewrite_nvidia_scn as a foreign importer (idempotent).
-void register_scn_importer();
 }  // namespace pointrt

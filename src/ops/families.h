@@ -1,17 +1,28 @@
-// Every operator family's list of table rows. Adding a family = one line here and one call in
-// op_table() (kernel.cc).
+// The operator families: one registration function each, and the one list of them.
+// Adding a family = a folder src/ops/<family>/ with a table.cc defining `Family register_<family>()`,
+// its declaration here and its entry in kFamilies (docs/architecture.md, "How to add an operator").
 #pragma once
-#include "ops/kernel.h"
+#include "ops/registry.h"
 
 namespace pointrt {
-void register_onnx_elementwise(OpTable& t);  // ops/onnx/elementwise
-void register_onnx_tensor(OpTable& t);       // ops/onnx/tensor
-void register_onnx_reduce(OpTable& t);       // ops/onnx/reduce
-void register_onnx_nn(OpTable& t);           // ops/onnx/nn
-void register_onnx_image(OpTable& t);        // ops/onnx/image (Resize, GridSample, ...)
-void register_onnx_quant(OpTable& t);        // ops/onnx/quant (QuantizeLinear, QLinearConv, the QDQ pass)
-void register_pointnet2(OpTable& t);         // ops/pointnet2
-void register_sparse(OpTable& t);            // ops/sparse
-void register_pose(OpTable& t);              // ops/pose (MeanShift, InstanceReduce, RigidFit)
-void register_detect(OpTable& t);            // ops/detect (CenterPointDecode, BoxNMS)
+
+Family register_onnx_elementwise();  // ops/onnx/elementwise
+Family register_onnx_tensor();       // ops/onnx/tensor
+Family register_onnx_reduce();       // ops/onnx/reduce
+Family register_onnx_nn();           // ops/onnx/nn (and its Conv+BatchNorm+Relu pass)
+Family register_onnx_image();        // ops/onnx/image (Resize, GridSample, ...)
+Family register_onnx_quant();        // ops/onnx/quant (QuantizeLinear, QLinearConv, ..., and its QDQ pass)
+Family register_pointnet2();         // ops/pointnet2 (and its ONNX schemas)
+Family register_sparse();            // ops/sparse (and the NVIDIA scn.onnx importer)
+Family register_pose();              // ops/pose (MeanShift, InstanceReduce, RigidFit; their ONNX schemas)
+Family register_detect();            // ops/detect (CenterPointDecode, BoxNMS; their ONNX schemas)
+
+/// Every family, in registration order (the order of graph passes and importers).
+inline constexpr Family (*kFamilies[])() = {
+    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce,
+    register_onnx_quant,  // before nn: its QDQ pass must see the float Convs first
+    register_onnx_nn,          register_onnx_image,  register_pointnet2,
+    register_sparse,           register_pose,        register_detect,
+};
+
 }  // namespace pointrt

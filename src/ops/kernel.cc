@@ -1,10 +1,8 @@
 #include "ops/kernel.h"
 
 #include <algorithm>
-#include <mutex>
 
 #include "core/checked_size.h"
-#include "ops/families.h"
 
 namespace pointrt {
 
@@ -41,16 +39,16 @@ std::string KernelContext::output_name(size_t i) const {
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
-  check_tensor_size(dtype, shape, allocator_.max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
-  outputs_[i] = allocator_.allocate(dtype, shape);
+  check_tensor_size(dtype, shape, run_->allocator().max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
+  outputs_[i] = run_->allocator().allocate(dtype, shape);
   return outputs_[i];
 }
 
 Tensor KernelContext::temporary(size_t bytes) {
-  if (bytes > allocator_.max_tensor_bytes())
+  if (bytes > run_->allocator().max_tensor_bytes())
     fail(where(), ": a temporary buffer of ", format_bytes(bytes), " is above the limit of ",
-         format_bytes(allocator_.max_tensor_bytes()), " (max_tensor_bytes; --max-tensor-bytes in the CLI)");
-  return allocator_.allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
+         format_bytes(run_->allocator().max_tensor_bytes()), " (max_tensor_bytes; --max-tensor-bytes in the CLI)");
+  return run_->allocator().allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
 }
 
 void KernelContext::set_output(size_t i, Tensor t) {
@@ -86,29 +84,6 @@ std::vector<const OpEntry*> OpTable::find_all(const std::string& domain, const s
   if (it != index_.end())
     for (size_t idx : it->second) r.push_back(&entries_[idx]);
   return r;
-}
-
-const OpTable& op_table() {
-  static const OpTable table = [] {
-    OpTable t;
-    register_onnx_elementwise(t);
-    register_onnx_tensor(t);
-    register_onnx_reduce(t);
-    register_onnx_quant(t);  // before nn: its QDQ pass must see the float Convs first
-    register_onnx_nn(t);
-    register_onnx_image(t);
-    register_pointnet2(t);
-    register_sparse(t);
-    register_pose(t);
-    register_detect(t);
-    return t;
-  }();
-  return table;
-}
-
-std::vector<NamedPass>& graph_passes() {
-  static std::vector<NamedPass> passes;
-  return passes;
 }
 
 std::vector<OpSupport> supported_ops() {

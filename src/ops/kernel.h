@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,14 @@
 
 namespace pointrt {
 
-/// Allocates output storage; the session passes one backed by its buffer pool.
+/// Allocates output storage; the session passes one backed by its buffer pool or arena.
 class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual Tensor allocate(DType dtype, const Shape& shape) = 0;
+  /// The executor is about to run node `index` of the main graph: allocations until the next
+  /// call belong to it (memory planning). Subgraph runs do not call it.
+  virtual void begin_node(int /*index*/) {}
   /// SessionOptions::max_tensor_bytes: KernelContext refuses larger outputs and temporaries
   /// before asking for memory.
   size_t max_tensor_bytes() const { return max_tensor_bytes_; }
@@ -41,17 +45,77 @@ struct PhaseTimes {
   std::vector<std::pair<std::string, double>> entries;  // (phase, milliseconds)
 };
 
+class Frame;  // the values of one plan execution (runtime/executor.h)
+
+/// Called by the executor after each node of a main graph for each output value (by id) with
+/// the tensor produced; returns a replacement that later nodes read, or an undefined Tensor to
+/// keep it (SessionOptions::observe / RunHooks).
+using ValueHook = std::function<Tensor(int value_id, const Tensor& produced)>;
+
+/// State of one run, shared by its kernels and by the subgraphs they run (runtime/executor.h):
+/// the allocator every tensor of the run comes from, the run's cache, the profile rows (when
+/// profiling) and the scope that prefixes node names in them. Not thread-safe: one run uses it.
+class RunContext {
+ public:
+  RunContext(Allocator& allocator, RunCache& cache, std::vector<NodeProfile>* profile = nullptr)
+      : allocator_(&allocator), cache_(&cache), profile_(profile) {}
+  Allocator& allocator() const { return *allocator_; }
+  RunCache& cache() const { return *cache_; }
+  /// Where profile rows go; null unless the session profiles.
+  std::vector<NodeProfile>* profile() const { return profile_; }
+  /// "" for a main graph, "loop_1/body/" inside a subgraph.
+  const std::string& scope() const { return scope_; }
+  /// True inside a subgraph run.
+  bool is_nested() const { return depth_ > 0; }
+  /// The main graph's value hook (null when none); not passed on to nested runs.
+  const ValueHook* value_hook() const { return value_hook_; }
+  void set_value_hook(const ValueHook* hook) { value_hook_ = hook; }
+  /// The context of a subgraph run inside this one: same allocator and profile rows, the
+  /// subgraph's own `cache` (a body run must not see rulebooks of another iteration), scope
+  /// extended by `name` + "/".
+  RunContext nested(RunCache& cache, const std::string& name) const {
+    RunContext c(*allocator_, cache, profile_);
+    c.scope_ = scope_ + name + "/";
+    c.depth_ = depth_ + 1;
+    return c;
+  }
+
+ private:
+  Allocator* allocator_;
+  RunCache* cache_;
+  std::vector<NodeProfile>* profile_;
+  std::string scope_;
+  int depth_ = 0;
+  const ValueHook* value_hook_ = nullptr;
+};
+
 /// What a kernel sees while it runs.
 class KernelContext {
  public:
+  /// For the executor: `frame` holds the running plan's values (the enclosing scope of any
+  /// subgraph this kernel runs). `run` must outlive the context.
+  /// `graph` (the node's graph, optional) names values in messages.
+  KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
+                const RunContext& run, const Frame* frame, PhaseTimes* phases, const Graph* graph = nullptr)
+      : node_(node),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        run_(&run),
+        frame_(frame),
+        phases_(phases),
+        graph_(graph) {}
+  /// For tests and tools that run one kernel by hand.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, Allocator& allocator,
                 RunCache& cache, PhaseTimes* phases = nullptr)
       : node_(node),
         inputs_(std::move(inputs)),
         outputs_(outputs),
-        allocator_(allocator),
-        cache_(cache),
+        own_run_(std::in_place, allocator, cache),
+        run_(&*own_run_),
+        frame_(nullptr),
         phases_(phases) {}
+  KernelContext(const KernelContext&) = delete;
+  KernelContext& operator=(const KernelContext&) = delete;
 
   const Node& node() const { return node_; }
   /// "node 'name' (Op)" for error messages.
@@ -77,11 +141,16 @@ class KernelContext {
   /// run's allocator: in an arena run it shares memory with tensors that are already dead.
   /// Free it by dropping the tensor (at the latest when run() returns).
   Tensor temporary(size_t bytes);
-  RunCache& cache() { return cache_; }
-  /// This context with other input tensors (same node, outputs, allocator and cache): lets a
-  /// kernel of an older operator version run the newer version's kernel on adapted inputs.
+  RunCache& cache() { return run_->cache(); }
+  /// The run this node belongs to; pass run_context().nested(...) to a subgraph's plan.
+  const RunContext& run_context() const { return *run_; }
+  /// The values of the running plan (the enclosing scope of a subgraph); null outside the executor.
+  const Frame* frame() const { return frame_; }
+  /// This context with other input tensors (same node, outputs, run and frame): lets a kernel of
+  /// an older operator version run the newer version's kernel on adapted inputs. Must not
+  /// outlive this context.
   KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
-    return KernelContext(node_, std::move(inputs), outputs_, allocator_, cache_, phases_);
+    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_);
   }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
@@ -94,8 +163,9 @@ class KernelContext {
   const Node& node_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor>& outputs_;
-  Allocator& allocator_;
-  RunCache& cache_;
+  std::optional<RunContext> own_run_;  // set by the hand-run constructor only
+  const RunContext* run_;
+  const Frame* frame_;
   PhaseTimes* phases_;
   const Graph* graph_ = nullptr;
 };
@@ -172,7 +242,7 @@ class OpTable {
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> index_;
 };
 
-/// The one operator table, built on first use from every family's list.
+/// The one operator table: every family's rows (registry() in ops/registry.h builds it on first use).
 const OpTable& op_table();
 
 // Common dtype sets for table rows.
@@ -183,13 +253,5 @@ extern const std::vector<DType> kSignedNumericTypes;
 extern const std::vector<DType> kAllTypes;  // numeric + bool
 extern const std::vector<DType> kIntTypes;
 extern const std::vector<DType> kBoolOnly;
-
-// Graph passes a family may add (e.g. Conv+BatchNorm fusion). Each returns true on a change.
-using GraphPass = std::function<bool(Graph&)>;
-struct NamedPass {
-  std::string name;
-  GraphPass pass;
-};
-std::vector<NamedPass>& graph_passes();
 
 }  // namespace pointrt

@@ -1,8 +1,8 @@
 // Small helpers for the ONNX schemas of the pointrt-domain families (type and shape inference
-// functions): read an input dimension, set an output's type and shape, register the domain.
+// functions): read an input dimension, set an output's type and shape. The families return their
+// schemas from register_<family>(); ops/registry.cc registers them and the domain with ONNX.
 #pragma once
 
-#include <mutex>
 #include <vector>
 
 #include "onnx/defs/schema.h"
@@ -52,18 +52,6 @@ inline onnx::OpSchema pointrt_schema(const char* name, const char* doc) {
   onnx::OpSchema s;
   s.SetName(name).SetDomain("pointrt").SinceVersion(1).SetDoc(doc);
   return s;
-}
-
-/// Registers `schemas` (and the pointrt domain, version 1, if nobody has yet). Runs during static
-/// initialisation too, so it looks nothing up in the registry first.
-inline void register_pointrt_schemas(std::vector<onnx::OpSchema> schemas) {
-  static std::mutex domain_mutex;
-  {
-    std::lock_guard<std::mutex> lock(domain_mutex);
-    auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-    if (!ranges.Map().count("pointrt")) ranges.AddDomainToVersion("pointrt", 1, 1);
-  }
-  for (auto& s : schemas) onnx::RegisterSchema(std::move(s));
 }
 
 }  // namespace schema_util

@@ -93,7 +93,7 @@ class RunAllocator : public Allocator {
   void record_into(std::shared_ptr<AllocationRecorder> r) { recorder_ = std::move(r); }
   void serve_from(std::shared_ptr<ArenaBlock> b) { block_ = std::move(b); }
   /// The node about to run; allocations are attributed to it.
-  void begin_node(int node) {
+  void begin_node(int node) override {
     node_ = node;
     ordinal_ = 0;
     if (recorder_) step_->store(node);

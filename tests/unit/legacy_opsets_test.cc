@@ -45,7 +45,8 @@ TEST(LegacyBroadcast, ScalarAndPowAndComparisons) {
   NodeCase pow{"Pow", 6, "", {{"a", iota_tensor({2, 2}, 1)}, {"b", tensor_of<float>({1}, {2})}}};
   pow.attrs = [](onnx::NodeProto& n) { set_int(n, "broadcast", 1); };
   EXPECT_EQ(values_of<float>(run_node(pow)[0]), (std::vector<float>{1, 4, 9, 16}));
-  NodeCase eq{"Equal", 1, "", {{"a", tensor_of<int64_t>({2, 2}, {1, 2, 3, 2})}, {"b", tensor_of<int64_t>({2}, {1, 2})}}};
+  NodeCase eq{
+      "Equal", 1, "", {{"a", tensor_of<int64_t>({2, 2}, {1, 2, 3, 2})}, {"b", tensor_of<int64_t>({2}, {1, 2})}}};
   eq.attrs = [](onnx::NodeProto& n) { set_int(n, "broadcast", 1); };
   EXPECT_EQ(values_of<bool>(run_node(eq)[0]), (std::vector<bool>{true, true, false, true}));
 }
@@ -57,8 +58,7 @@ TEST(LegacyBroadcast, Errors) {
     set_int(n, "broadcast", 1);
     set_int(n, "axis", 0);
   };
-  EXPECT_NE(node_error(c).find("does not match input 0 of shape [2, 3] at axis 0"), std::string::npos)
-      << node_error(c);
+  EXPECT_NE(node_error(c).find("does not match input 0 of shape [2, 3] at axis 0"), std::string::npos) << node_error(c);
   c.attrs = [](onnx::NodeProto& n) {
     set_int(n, "broadcast", 1);
     set_int(n, "axis", 2);
@@ -142,10 +142,11 @@ TEST(LegacyTensorOps, ReshapeAttributeSplitInputTileAxisPadPaddingsConcatDefault
   split.inputs.push_back({"split", tensor_of<float>({2}, {2.5f, 2.5f})});
   EXPECT_NE(node_error(split).find("not both"), std::string::npos) << node_error(split);
 
-  NodeCase tile{"Tile",
-                5,
-                "",
-                {{"x", iota_tensor({2, 2})}, {"tiles", tensor_of<int64_t>({}, {3})}, {"axis", tensor_of<int64_t>({}, {1})}}};
+  NodeCase tile{
+      "Tile",
+      5,
+      "",
+      {{"x", iota_tensor({2, 2})}, {"tiles", tensor_of<int64_t>({}, {3})}, {"axis", tensor_of<int64_t>({}, {1})}}};
   auto t = run_node(tile)[0];
   EXPECT_EQ(t.shape(), (Shape{2, 6}));
   EXPECT_EQ(values_of<float>(t), (std::vector<float>{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3}));
@@ -162,7 +163,8 @@ TEST(LegacyTensorOps, ReshapeAttributeSplitInputTileAxisPadPaddingsConcatDefault
 }
 
 TEST(LegacyGemm, CBroadcastsOnlyWithTheAttribute) {
-  NodeCase c{"Gemm", 6, "", {{"a", iota_tensor({2, 2})}, {"b", iota_tensor({2, 2})}, {"c", tensor_of<float>({2}, {1, 2})}}};
+  NodeCase c{
+      "Gemm", 6, "", {{"a", iota_tensor({2, 2})}, {"b", iota_tensor({2, 2})}, {"c", tensor_of<float>({2}, {1, 2})}}};
   EXPECT_NE(node_error(c).find("must be the output's [2, 2]"), std::string::npos) << node_error(c);
   c.attrs = [](onnx::NodeProto& n) { set_int(n, "broadcast", 1); };
   EXPECT_EQ(values_of<float>(run_node(c)[0]), (std::vector<float>{3, 5, 7, 13}));

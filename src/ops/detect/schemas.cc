@@ -82,10 +82,7 @@ OpSchema nms_schema() {
 
 }  // namespace
 
-void register_detect_schemas() {
-  static std::once_flag once;
-  std::call_once(once, [] { register_pointrt_schemas({decode_schema(), nms_schema()}); });
-}
+std::vector<onnx::OpSchema> detect_schemas() { return {decode_schema(), nms_schema()}; }
 
 }  // namespace detect
 }  // namespace pointrt

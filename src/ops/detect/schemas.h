@@ -1,9 +1,14 @@
 // ONNX schemas of the detector decode operators (type constraints, attributes, shape inference).
 #pragma once
 
+#include <vector>
+
+#include "onnx/defs/schema.h"
+
 namespace pointrt {
 namespace detect {
-/// Registers CenterPointDecode and BoxNMS once (idempotent).
-void register_detect_schemas();
+/// The schemas of CenterPointDecode and BoxNMS (domain "pointrt", opset 1); register_detect()
+/// returns them.
+std::vector<onnx::OpSchema> detect_schemas();
 }  // namespace detect
 }  // namespace pointrt

@@ -16,8 +16,6 @@ namespace {
 
 using namespace detect;
 
-const bool kSchemasRegistered = (register_detect_schemas(), true);
-
 std::string label(const KernelInit& init, size_t i, const char* role) {
   std::string s = str_cat("'", role, "'");
   if (init.has_input(i)) s += str_cat(" (value '", init.graph.values[init.node.inputs[i]].name, "')");
@@ -124,13 +122,15 @@ std::unique_ptr<OpKernel> nms_kernel(const KernelInit& init) {
 
 }  // namespace
 
-void register_detect(OpTable& t) {
-  (void)kSchemasRegistered;
-  register_detect_schemas();
+Family register_detect() {
+  Family family{"detect"};
+  OpTable& t = family.rows;
+  family.schemas = detect_schemas();
   t.add({"pointrt", "CenterPointDecode", 1, 1, kFloat32Only, decode_kernel,
          "float32 head maps; CUDA-CenterPoint decode, optional max-pool peaks, top K", 0});
   t.add({"pointrt", "BoxNMS", 1, 1, kFloat32Only, nms_kernel,
          "float32 boxes; rotated BEV IoU (CUDA-CenterPoint) or circle NMS; EfficientNMS-style outputs", 0});
+  return family;
 }
 
 }  // namespace pointrt

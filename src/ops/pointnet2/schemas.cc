@@ -3,7 +3,6 @@
 // errors are reported by ONNX as non-fatal notes at import; the kernels check again at run time.
 #include "ops/pointnet2/schemas.h"
 
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -66,7 +65,9 @@ OpSchema base(const char* name, const char* doc) {
   return s;
 }
 
-std::vector<OpSchema> schemas() {
+}  // namespace
+
+std::vector<OpSchema> pointnet2_schemas() {
   std::vector<OpSchema> list;
 
   list.push_back(
@@ -166,23 +167,6 @@ std::vector<OpSchema> schemas() {
                                  set_output(ctx, 1, TensorProto::FLOAT, {b, m, fixed(k)});
                                })));
   return list;
-}
-
-}  // namespace
-
-void register_pointnet2_schemas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    static std::mutex domain_mutex;  // other families may register the same domain
-    {
-      std::lock_guard<std::mutex> lock(domain_mutex);
-      auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-      if (!ranges.Map().count(kDomain)) ranges.AddDomainToVersion(kDomain, 1, 1);
-    }
-    // No lookup before registering: OpSchemaRegistry::Schema() would load every standard
-    // schema, and this runs during static initialisation (table.cc).
-    for (auto& s : schemas()) onnx::RegisterSchema(std::move(s));
-  });
 }
 
 }  // namespace pointnet2

@@ -2,13 +2,16 @@
 // shape inference (run when a model is imported) propagates shapes through these nodes.
 #pragma once
 
+#include <vector>
+
+#include "onnx/defs/schema.h"
+
 namespace pointrt {
 namespace pointnet2 {
 
-/// Registers the "pointrt" domain (opset 1..1) with ONNX if nobody has yet, and the schemas of
-/// FurthestPointSample, GatherPoints, BallQuery, GroupPoints, ThreeNN, ThreeInterpolate, KNN.
-/// Idempotent and thread-safe.
-void register_pointnet2_schemas();
+/// The schemas of FurthestPointSample, GatherPoints, BallQuery, GroupPoints, ThreeNN,
+/// ThreeInterpolate, KNN (domain "pointrt", opset 1); register_pointnet2() returns them.
+std::vector<onnx::OpSchema> pointnet2_schemas();
 
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -28,10 +28,6 @@ ScratchAllocator run_scratch(KernelContext& ctx, Tensor& holder) {
   };
 }
 
-// The ONNX schemas must exist before the first model import runs shape inference, which may
-// come before the operator table is first built: register them at start-up as well.
-const bool kSchemasRegistered = (register_pointnet2_schemas(), true);
-
 // "'xyz' (value 'points')" for messages.
 std::vector<std::string> input_labels(const KernelInit& init, std::initializer_list<const char*> roles) {
   std::vector<std::string> labels;
@@ -187,9 +183,10 @@ std::unique_ptr<OpKernel> knn_kernel(const KernelInit& init) {
 
 }  // namespace
 
-void register_pointnet2(OpTable& t) {
-  (void)kSchemasRegistered;
-  register_pointnet2_schemas();
+Family register_pointnet2() {
+  Family family{"pointnet2"};
+  OpTable& t = family.rows;
+  family.schemas = pointnet2_schemas();
   const char* dom = "pointrt";
   t.add({dom, "FurthestPointSample", 1, 1, kFloat32Only, furthest_point_sample_kernel,
          "float32 xyz; ignore_origin as pointnet2_ops/PVN3D", 0});
@@ -201,6 +198,7 @@ void register_pointnet2(OpTable& t) {
   t.add({dom, "ThreeInterpolate", 1, 1, kFloat32Only, three_interpolate_kernel,
          "float32 features/weight, int32/int64 idx", 0});
   t.add({dom, "KNN", 1, 1, kFloat32Only, knn_kernel, "float32; grid search, ties by lower index", 0});
+  return family;
 }
 
 }  // namespace pointrt

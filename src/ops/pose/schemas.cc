@@ -90,11 +90,8 @@ OpSchema rigid_fit_schema() {
 
 }  // namespace
 
-void register_pose_schemas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_pointrt_schemas({mean_shift_schema(), instance_reduce_schema(), rigid_fit_schema()});
-  });
+std::vector<onnx::OpSchema> pose_schemas() {
+  return {mean_shift_schema(), instance_reduce_schema(), rigid_fit_schema()};
 }
 
 }  // namespace pose

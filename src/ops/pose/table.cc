@@ -18,9 +18,6 @@ namespace {
 using namespace pose;
 using pointnet2::check_float_rank;
 
-// Schemas must exist before the first import runs shape inference (see pointnet2/table.cc).
-const bool kSchemasRegistered = (register_pose_schemas(), true);
-
 std::string label(const KernelInit& init, size_t i, const char* role) {
   std::string s = str_cat("'", role, "'");
   if (init.has_input(i)) s += str_cat(" (value '", init.graph.values[init.node.inputs[i]].name, "')");
@@ -137,9 +134,10 @@ std::unique_ptr<OpKernel> rigid_fit_kernel(const KernelInit& init) {
 
 }  // namespace
 
-void register_pose(OpTable& t) {
-  (void)kSchemasRegistered;
-  register_pose_schemas();
+Family register_pose() {
+  Family family{"pose"};
+  OpTable& t = family.rows;
+  family.schemas = pose_schemas();
   const char* dom = "pointrt";
   t.add({dom, "MeanShift", 1, 1, kFloat32Only, mean_shift_kernel,
          "float32 votes, int32/int64 labels; PVN3D's Gaussian kernel from the densest vote", 0});
@@ -147,6 +145,7 @@ void register_pose(OpTable& t) {
          "float32 values, int32/int64 labels; mean or sum per instance", 0});
   t.add({dom, "RigidFit", 1, 1, kFloat32Only, rigid_fit_kernel,
          "float32; weighted Kabsch with the reflection fix, status for degenerate input", 0});
+  return family;
 }
 
 }  // namespace pointrt

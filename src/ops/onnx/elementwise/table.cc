@@ -18,7 +18,9 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 
 }  // namespace
 
-void register_onnx_elementwise(OpTable& t) {
+Family register_onnx_elementwise() {
+  Family family{"onnx/elementwise"};
+  OpTable& t = family.rows;
   using namespace ew;
   const std::vector<DType> kHalf = {DType::kFloat16};
   const std::vector<DType> F = plus(kHalf, kFloatTypes);          // float16, float, double
@@ -131,6 +133,7 @@ void register_onnx_elementwise(OpTable& t) {
   t.add({"", "Mean", 1, 21, F, variadic_factory(VariadicOp::kMean)});
   // Ternary.
   t.add({"", "Where", 9, 21, A, where_factory(), "3-way broadcast; typed input is X", 1});
+  return family;
 }
 
 }  // namespace pointrt

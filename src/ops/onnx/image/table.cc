@@ -5,7 +5,9 @@
 #include "ops/onnx/image/resize.h"
 
 namespace pointrt {
-void register_onnx_image(OpTable& t) {
+Family register_onnx_image() {
+  Family family{"onnx/image"};
+  OpTable& t = family.rows;
   // Resize: rows split where the operator's inputs or semantics changed.
   t.add({"", "Resize", 10, 10, resize_types(), make_resize_kernel,
          "inputs (X, scales); nearest|linear, asymmetric coordinates, nearest floor (up) / ceil (down)"});
@@ -29,5 +31,6 @@ void register_onnx_image(OpTable& t) {
          "N-D; linear|nearest|cubic; zeros|border|reflection; align_corners"});
   t.add({"", "NonMaxSuppression", 10, 21, kFloat32Only, make_non_max_suppression_kernel,
          "center_point_box; optional max_output_boxes_per_class / iou_threshold / score_threshold"});
+  return family;
 }
 }  // namespace pointrt

@@ -3,7 +3,9 @@
 #include "ops/onnx/nn/nn_kernels.h"
 
 namespace pointrt {
-void register_onnx_nn(OpTable& t) {
+Family register_onnx_nn() {
+  Family family{"onnx/nn"};
+  OpTable& t = family.rows;
   using namespace nn;
   const std::vector<DType> max_pool_types = {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8};
   t.add({"", "Conv", 1, 21, kFloat32Only, make_conv_kernel, "oneDNN; 1D/2D/3D, groups, dilations, auto_pad"});
@@ -23,6 +25,8 @@ void register_onnx_nn(OpTable& t) {
   t.add({"", "GlobalMaxPool", 1, 21, kFloat32Only, make_global_max_pool_kernel, "oneDNN (unchanged since opset 1)"});
   t.add({kInternalDomain, "FusedConv", 1, 1, kFloat32Only, make_fused_conv_kernel,
          "internal: Conv + folded BatchNorm + residual Add + Relu (made by the nn pass)"});
-  graph_passes().push_back({"nn: fold BatchNorm into Conv, fuse Add/Relu, blocked layout", fuse_conv_batchnorm_relu});
+  family.passes.push_back({"nn-fuse-conv", "fold BatchNorm into Conv, fuse residual Add and Relu, blocked layout",
+                           fuse_conv_batchnorm_relu});
+  return family;
 }
 }  // namespace pointrt

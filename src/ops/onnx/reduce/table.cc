@@ -117,10 +117,13 @@ void add_linear_algebra_rows(OpTable& t) {
 
 }  // namespace
 
-void register_onnx_reduce(OpTable& t) {
+Family register_onnx_reduce() {
+  Family family{"onnx/reduce"};
+  OpTable& t = family.rows;
   add_reduce_rows(t);
   add_axis_op_rows(t);
   add_normalization_rows(t);
   add_linear_algebra_rows(t);
+  return family;
 }
 }  // namespace pointrt

@@ -4,8 +4,8 @@
 //   Split-1:      split lengths as optional input 1 (any numeric type) or attribute -> Split-13
 //   Tile-1..5:    scalar inputs `tiles`, `axis`      -> Tile-6 (one repeats value per axis)
 //   Pad-1:        `paddings` / `value` attributes    -> Pad-11 (pads, constant_value inputs)
-#include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/legacy.h"
+#include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/version_adapter.h"
 
@@ -45,8 +45,9 @@ std::vector<int64_t> read_counts(const Tensor& t, const std::string& where, cons
 
 std::unique_ptr<OpKernel> make_reshape_v1(const KernelInit& init) {
   const Tensor shape = int64_tensor(init.attrs().get_ints("shape", {}));
-  return make_adapted_kernel(make_reshape(init, false),
-                             [shape](KernelContext& ctx) { return std::vector<Tensor>{ctx.input(0), shape}; });
+  return make_adapted_kernel(make_reshape(init, false), [shape](KernelContext& ctx) {
+    return std::vector<Tensor>{ctx.input(0), shape};
+  });
 }
 
 std::unique_ptr<OpKernel> make_split_v1(const KernelInit& init) {

@@ -7,7 +7,9 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-void register_onnx_tensor(OpTable& t) {
+Family register_onnx_tensor() {
+  Family family{"onnx/tensor"};
+  OpTable& t = family.rows;
   using namespace tensor_ops;
   const auto& C = kCopyTypes;
   auto row = [&](const char* op, int since, int until, std::vector<DType> types, KernelFactory f, const char* note,
@@ -94,5 +96,6 @@ void register_onnx_tensor(OpTable& t) {
       "ScatterND", 16, 17, C, [](const KernelInit& i) { return make_scatter_nd(i, 1); }, "reduction add/mul");
   row(
       "ScatterND", 18, 21, C, [](const KernelInit& i) { return make_scatter_nd(i, 2); }, "reduction add/mul/max/min");
+  return family;
 }
 }  // namespace pointrt

@@ -1,0 +1,143 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <new>
+#include <set>
+
+namespace pointrt {
+
+const Tensor* Frame::lookup(const std::string& name) const {
+  for (const Frame* f = this; f; f = f->enclosing_) {
+    int id = f->graph_.find_value(name);
+    if (id >= 0) return f->slots_[id].defined() ? &f->slots_[id] : nullptr;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Anything a kernel or its factory throws becomes a pointrt::Error that names the node.
+template <typename F>
+auto naming_node(const Node& node, F&& body) -> decltype(body()) {
+  std::string who = node.describe();
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::string what = e.what();
+    if (what.find(who) != std::string::npos) throw;
+    throw Error(who + ": " + what);
+  } catch (const std::bad_alloc&) {
+    throw Error(who + ": out of memory");
+  } catch (const std::exception& e) {
+    throw Error(str_cat(who, ": internal error (", e.what(), ")"));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph) {
+  return naming_node(node, [&] { return entry.factory(KernelInit{node, graph}); });
+}
+
+void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
+              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame, PhaseTimes* phases) {
+  std::vector<const Tensor*> ins;
+  ins.reserve(node.inputs.size());
+  for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
+  outs.assign(node.outputs.size(), Tensor());
+  KernelContext ctx(node, std::move(ins), outs, rc, frame, phases, &graph);
+  naming_node(node, [&] { kernel.run(ctx); });
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (node.outputs[i] >= 0 && !outs[i].defined()) fail(node.describe(), ": kernel did not produce output ", i);
+}
+
+ExecutionPlan::ExecutionPlan(const Graph& graph, const OpTable& table, std::string where)
+    : graph_(graph), where_(std::move(where)) {
+  const Graph& g = graph_;
+  for (const auto& n : g.nodes) {
+    const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
+    if (!e) fail(where_, ": ", n.describe(), " has no kernel after optimisation");
+    nodes_.push_back(PlannedNode{&n, make_kernel(*e, n, g), {}});
+  }
+  for (const std::string& name : outer_scope_names(g)) {
+    int id = g.find_value(name);
+    if (id >= 0) outer_.push_back(id);  // names missing here are read by nested subgraphs only
+  }
+  // Lifetimes: drop each value after its last reader (an output nobody reads right after its
+  // producer); graph outputs and constants stay.
+  std::vector<int> last_use(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (int v : values_read_by(g, g.nodes[i])) last_use[v] = static_cast<int>(i);
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0 && last_use[v] < 0) last_use[v] = static_cast<int>(i);
+  }
+  std::set<int> keep(g.outputs.begin(), g.outputs.end());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (last_use[v] >= 0 && !keep.count(static_cast<int>(v)) && !g.values[v].constant)
+      nodes_[last_use[v]].free_after.push_back(static_cast<int>(v));
+}
+
+namespace {
+
+// Named phases are reported as "Op:phase" rows and taken out of the node's own row.
+void add_profile_rows(std::vector<NodeProfile>& rows, const std::string& scope, const Node& node, double ms,
+                      const PhaseTimes& phases) {
+  for (const auto& [phase, phase_ms] : phases.entries) {
+    rows.push_back(NodeProfile{scope + node.name, node.op_type + ":" + phase, phase_ms});
+    ms -= phase_ms;
+  }
+  rows.push_back(NodeProfile{scope + node.name, node.op_type, std::max(0.0, ms)});
+}
+
+}  // namespace
+
+std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> inputs, const Frame* enclosing) const {
+  const Graph& g = graph_;
+  if (inputs.size() != g.inputs.size())
+    fail(where_, ": graph '", g.name, "' takes ", g.inputs.size(), " inputs, ", inputs.size(), " were bound");
+  Frame frame(g, enclosing);
+  std::vector<Tensor>& slots = frame.slots();
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) slots[v] = *g.values[v].constant;
+  for (size_t i = 0; i < inputs.size(); ++i) slots[g.inputs[i]] = std::move(inputs[i]);
+  for (int v : outer_) {
+    const Tensor* t = enclosing ? enclosing->lookup(g.values[v].name) : nullptr;
+    if (!t)
+      fail(where_, ": graph '", g.name, "' reads '", g.values[v].name,
+           "' from an enclosing scope, but no enclosing graph defines it");
+    slots[v] = *t;
+  }
+  std::vector<NodeProfile>* profile = rc.profile();
+  std::vector<Tensor> outs;
+  PhaseTimes phases;
+  for (size_t node_index = 0; node_index < nodes_.size(); ++node_index) {
+    const PlannedNode& p = nodes_[node_index];
+    auto t0 = std::chrono::steady_clock::now();
+    phases.entries.clear();
+    if (!rc.is_nested()) rc.allocator().begin_node(static_cast<int>(node_index));
+    run_node(g, *p.node, *p.kernel, slots, outs, rc, &frame, profile ? &phases : nullptr);
+    for (size_t i = 0; i < p.node->outputs.size(); ++i)
+      if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
+    if (const ValueHook* hook = rc.value_hook())
+      for (int o : p.node->outputs)
+        if (o >= 0)
+          if (Tensor replacement = (*hook)(o, slots[o]); replacement.defined()) slots[o] = std::move(replacement);
+    for (int v : p.free_after) slots[v] = Tensor();
+    if (profile) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      add_profile_rows(*profile, rc.scope(), *p.node, ms, phases);
+    }
+  }
+  outs.clear();
+  std::vector<Tensor> result;
+  result.reserve(g.outputs.size());
+  for (int id : g.outputs) {
+    if (!slots[id].defined()) fail(where_, ": output '", g.values[id].name, "' was not computed");
+    result.push_back(slots[id]);
+  }
+  return result;
+}
+
+}  // namespace pointrt

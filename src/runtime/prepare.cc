@@ -1,0 +1,198 @@
+#include "runtime/prepare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "ops/registry.h"
+
+namespace pointrt {
+
+namespace {
+
+class HeapAllocator : public Allocator {
+ public:
+  Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
+};
+
+std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
+  std::string s;
+  for (auto* e : entries) s += str_cat(s.empty() ? "" : ", ", e->since, "-", e->until);
+  return s;
+}
+
+bool dtype_allowed(const OpEntry& e, DType t) {
+  return e.types.empty() || t == DType::kUndefined || std::find(e.types.begin(), e.types.end(), t) != e.types.end();
+}
+
+// Ops whose result must not be computed at prepare time even with constant inputs.
+bool foldable(const Node& n) {
+  static const std::set<std::string> never = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                              "RandomUniformLike", "Multinomial",   "Dropout"};
+  return !never.count(n.op_type);
+}
+
+// Every node that cannot run (unknown operator, opset or input type), reported in one Error.
+void check_supported(const Graph& g, const std::string& file) {
+  std::vector<std::string> problems;
+  for (const auto& n : g.nodes) {
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
+    if (!e) {
+      auto all = op_table().find_all(n.domain, n.op_type);
+      if (all.empty())
+        problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported"));
+      else
+        problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
+                                   " is not supported (supported opsets: ", supported_range_text(all), ")"));
+      continue;
+    }
+    int ti = e->typed_input;
+    if (ti >= 0 && static_cast<size_t>(ti) < n.inputs.size() && n.inputs[ti] >= 0) {
+      DType t = g.values[n.inputs[ti]].dtype;
+      if (!dtype_allowed(*e, t))
+        problems.push_back(str_cat(n.describe(), ": input '", g.values[n.inputs[ti]].name, "' has element type ",
+                                   dtype_name(t), ", which this operator does not support"));
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = str_cat(file, ": ", problems.size(), " node(s) cannot run:");
+    for (auto& p : problems) msg += "\n  " + p;
+    throw Error(msg);
+  }
+}
+
+// Replace nodes whose inputs are all constants by their results.
+bool fold_constants(Graph& g, size_t max_tensor_bytes) {
+  HeapAllocator heap;
+  heap.set_max_tensor_bytes(max_tensor_bytes);
+  RunCache cache;
+  RunContext rc(heap, cache);
+  bool changed = false;
+  for (auto& n : g.nodes) {
+    if (n.removed || !foldable(n)) continue;
+    bool all_const = true;
+    for (int v : n.inputs)
+      if (v >= 0 && !g.values[v].constant) {
+        all_const = false;
+        break;
+      }
+    // Shape/Size of a value whose shape is fully known folds too.
+    bool shape_of_static = false;
+    if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0) {
+      const Value& v = g.values[n.inputs[0]];
+      shape_of_static =
+          v.has_shape && std::all_of(v.shape.begin(), v.shape.end(), [](const Dim& d) { return d.is_fixed(); });
+    }
+    if (!all_const && !shape_of_static) continue;
+    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    if (!e) continue;
+    std::vector<Tensor> slots(g.values.size());
+    for (int v : n.inputs)
+      if (v >= 0) {
+        if (g.values[v].constant)
+          slots[v] = *g.values[v].constant;
+        else {  // static-shape value: a placeholder with the right shape is all Shape/Size read
+          Shape s;
+          for (const Dim& d : g.values[v].shape) s.push_back(d.value);
+          slots[v] =
+              Tensor::wrap(g.values[v].dtype == DType::kUndefined ? DType::kFloat32 : g.values[v].dtype, s, nullptr);
+        }
+      }
+    std::vector<Tensor> outs;
+    try {
+      auto kernel = make_kernel(*e, n, g);
+      run_node(g, n, *kernel, slots, outs, rc);
+    } catch (const Error&) {
+      continue;  // leave it to run time, where the error is reported with the real inputs
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      Value& v = g.values[n.outputs[i]];
+      // A result aliasing a borrowed placeholder must be materialised.
+      v.constant = outs[i].owns_storage() ? outs[i] : outs[i].clone();
+      v.dtype = outs[i].dtype();
+      v.has_shape = true;
+      v.shape.clear();
+      for (int64_t d : outs[i].shape()) v.shape.push_back(Dim{d, ""});
+    }
+    n.removed = true;
+    changed = true;
+  }
+  g.compact();
+  return changed;
+}
+
+// Drop nodes whose outputs nobody reads.
+bool eliminate_dead_nodes(Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (int o : g.outputs) ++uses[o];
+  for (auto& n : g.nodes)
+    for (int v : values_read_by(g, n)) ++uses[v];
+  bool changed = false;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) { return o >= 0 && uses[o] > 0; });
+    if (!used) {
+      n.removed = true;
+      changed = true;
+      for (int v : values_read_by(g, n)) --uses[v];
+    }
+  }
+  g.compact();
+  return changed;
+}
+
+}  // namespace
+
+std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file) {
+  std::vector<GraphPass> passes;
+  passes.push_back(
+      {"check-supported", "every node has a kernel for its opset and input element type", [file](Graph& g) {
+         check_supported(g, file);
+         return false;
+       }});
+  if (options.optimize) {
+    GraphPass fold{"fold-constants",
+                   "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants",
+                   [max_bytes = options.max_tensor_bytes](Graph& g) { return fold_constants(g, max_bytes); }};
+    passes.push_back(fold);
+    for (const GraphPass& p : registry().passes) passes.push_back(p);
+    passes.push_back(fold);
+  }
+  passes.push_back({"eliminate-dead-nodes", "nodes whose outputs nobody reads are removed", eliminate_dead_nodes});
+  return passes;
+}
+
+void run_passes(Graph& g, const std::vector<GraphPass>& passes, std::vector<PassReport>* reports) {
+  for (const GraphPass& p : passes) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool changed = p.run(g);
+    if (changed) g.compact();
+    if (reports) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      reports->push_back(PassReport{p.name, changed, g.nodes.size(), ms});
+    }
+  }
+}
+
+void release_packed_constants(Graph& g, const ExecutionPlan& plan) {
+  std::vector<char> releasable(g.values.size(), 1);
+  for (int o : g.outputs) releasable[o] = 0;
+  for (int i : g.inputs) releasable[i] = 0;  // an initializer that a feed may override
+  for (const auto& p : plan.nodes()) {
+    for (size_t i = 0; i < p.node->inputs.size(); ++i) {
+      int v = p.node->inputs[i];
+      if (v >= 0 && !p.kernel->releases_constant_input(i)) releasable[v] = 0;
+    }
+    for (int v : values_read_by(g, *p.node))  // read by a subgraph: not through an input slot
+      if (std::find(p.node->inputs.begin(), p.node->inputs.end(), v) == p.node->inputs.end()) releasable[v] = 0;
+  }
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    auto& c = g.values[v].constant;
+    // Constants nobody reads any more (folded into others, e.g. BatchNorm's into Conv's W) go too.
+    if (c && releasable[v] && c->data()) c = Tensor::wrap(c->dtype(), c->shape(), nullptr);
+  }
+}
+
+}  // namespace pointrt
