@@ -16,15 +16,17 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
+#include "onnx/defs/schema.h"
 #include "ops/kernel.h"
 
 namespace pointrt::quant {
 
 inline constexpr const char* kMicrosoftDomain = "com.microsoft";
 
-/// Registers the ONNX schemas of these operators (once; safe to call again).
-void register_contrib_schemas();
+/// The ONNX schemas of these operators (domain com.microsoft, opset 1); register_onnx_quant() returns them.
+std::vector<onnx::OpSchema> contrib_schemas();
 
 std::unique_ptr<OpKernel> make_qlinear_add_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_qlinear_global_average_pool_kernel(const KernelInit& init);

@@ -2,8 +2,6 @@
 // (contrib_qlinear.h), so that import infers the shapes of what follows them (the QDQ pass needs
 // them to fold a QLinearAdd into a QConv). Inference problems are non-fatal notes at import; the
 // kernels check again at run time.
-#include <mutex>
-
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 #include "ops/onnx/quant/contrib_qlinear.h"
@@ -24,7 +22,9 @@ OpSchema base(const char* name, const char* doc) {
   return s;
 }
 
-std::vector<OpSchema> schemas() {
+}  // namespace
+
+std::vector<onnx::OpSchema> contrib_schemas() {
   std::vector<OpSchema> list;
   auto scale = [](OpSchema& s, int i, const char* name) { s.Input(i, name, "scalar scale", "tensor(float)"); };
   auto zp = [](OpSchema& s, int i, const char* name) { s.Input(i, name, "zero point", "T", OpSchema::Optional); };
@@ -100,17 +100,6 @@ std::vector<OpSchema> schemas() {
   });
   list.push_back(std::move(gemm));
   return list;
-}
-
-}  // namespace
-
-void register_contrib_schemas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-    if (!ranges.Map().count(kMicrosoftDomain)) ranges.AddDomainToVersion(kMicrosoftDomain, 1, 1);
-    for (auto& s : schemas()) onnx::RegisterSchema(std::move(s));
-  });
 }
 
 }  // namespace pointrt::quant

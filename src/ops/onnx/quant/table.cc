@@ -1,4 +1,4 @@
-// Operator table rows of the ONNX quantization family, its internal fused kernels and the QDQ pass.
+// The ONNX quantization family: its table rows, internal fused kernels, QDQ pass and com.microsoft schemas.
 #include "ops/families.h"
 #include "ops/onnx/nn/nn_kernels.h"
 #include "ops/onnx/quant/contrib_qlinear.h"
@@ -9,15 +9,10 @@
 
 namespace pointrt {
 
-namespace {
-// The com.microsoft schemas must exist before the first import runs shape inference, which may
-// come before the operator table is built: register them at start-up as well.
-const bool kContribSchemasRegistered = (quant::register_contrib_schemas(), true);
-}  // namespace
-
-void register_onnx_quant(OpTable& t) {
+Family register_onnx_quant() {
   using namespace quant;
-  register_contrib_schemas();
+  Family family{"onnx/quant"};
+  OpTable& t = family.rows;
   const std::vector<DType> q_in = {DType::kFloat32, DType::kFloat16, DType::kInt32};
   const std::vector<DType> dq_in_10 = {DType::kInt8, DType::kUInt8, DType::kInt32};
   const std::vector<DType> dq_in_21 = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
@@ -54,7 +49,12 @@ void register_onnx_quant(OpTable& t) {
          "internal: DequantizeLinear -> Conv (+ Add, Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
   t.add({nn::kInternalDomain, "QMatMul", 1, 1, int8, make_qmatmul_kernel,
          "internal: DequantizeLinear -> MatMul/Gemm (+ Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
-  graph_passes().push_back({"quant: QDQ around Conv/MatMul/Gemm to int8 kernels (+ Relu, residual Add)", fuse_qdq});
+  family.passes.push_back(
+      {"quant-qdq",
+       "DequantizeLinear/QuantizeLinear around Conv, MatMul, Gemm become int8 kernels (+ Relu, residual Add)",
+       fuse_qdq});
+  family.schemas = contrib_schemas();
+  return family;
 }
 
 }  // namespace pointrt
