@@ -1,6 +1,6 @@
 """Export time and file size of the models in models/ with pointrt.export, per torch exporter.
 
-    OMP_WAIT_POLICY=passive .venv/bin/python bench/export_times.py [--models ssg,msg,...] [--full]
+    OMP_WAIT_POLICY=passive .venv/bin/python bench/export_times.py [--only "synthetic scan"] [--full]
     .venv-torch2/bin/python bench/export_times.py        # torch 2.x: both exporters
 
 Prints one markdown row per (model, exporter): wall seconds of ``pointrt.export(verify=False)``,
@@ -45,6 +45,13 @@ def cases(full: bool):
     yield (f"PVN3D-style full, {size[0]}x{size[1]}, {n} points", lambda: pvn3d_full.build(n),
            lambda s: pvn3d_full.example_inputs(n, size, s), pvn3d_full.INPUT_NAMES, pvn3d_full.OUTPUT_NAMES,
            {"dynamic_points": False})
+    from models import sparse_detectors as sd
+    from models.lidar_synth import synth_scan
+    for label, ctor, preset in (("SECOND (KITTI)", sd.second_kitti, "kitti"),
+                                ("CenterPoint (nuScenes)", sd.centerpoint_nuscenes, "nuscenes")):
+        yield (f"{label}, full synthetic scan", lambda c=ctor: sd.randomize_batchnorm(c()),
+               lambda s, p=preset: (torch.from_numpy(synth_scan(p, seed=s).copy()),), ["points"], sd.OUTPUT_NAMES,
+               {"dynamic_axes": {"points": {0: "P"}}})
 
 
 def measure(name, ctor, make_inputs, input_names, output_names, kw, exporter):
@@ -71,12 +78,15 @@ def measure(name, ctor, make_inputs, input_names, output_names, kw, exporter):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--only", default="", help="only the models whose name contains this text")
     a = ap.parse_args()
     torch.set_num_threads(2)
     exporters = ["torchscript"] + (["dynamo"] if dynamo_available() else [])
     print(f"torch {torch.__version__}, load average {os.getloadavg()[0]:.1f}")
     print("| model | exporter | export s | MB | max error / max(1, max abs) |\n|---|---|---|---|---|")
     for case in cases(a.full):
+        if a.only not in case[0]:
+            continue
         for ex in exporters:
             print(measure(*case, ex), flush=True)
 

@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import lidar_synth  # noqa: E402
 import sparse_detectors as sd  # noqa: E402
 from pointrt.torch import sparse as sp  # noqa: E402
+from pointrt.torch import _sparse_compute as sparse_compute  # noqa: E402
 
 # name -> (detector constructor, scan preset)
 BACKBONES = {
@@ -195,18 +196,18 @@ def count_conv_flops(det: sd.SparseDetector, feats: torch.Tensor, coords: torch.
     layers, the work every gather-GEMM-scatter engine must do. The rulebooks are built for real; the
     products are skipped (zeros are returned), since the sites never depend on the features."""
     total = [0]
-    original = sp._apply_pairs
+    original = sparse_compute.apply_pairs
 
     def counting(features, weight, pairs, n_out, reverse):
         total[0] += 2 * sum(int(src.numel()) for src, _ in pairs) * features.shape[1] * weight.shape[0]
         return features.new_zeros((n_out, weight.shape[0]))
 
-    sp._apply_pairs = counting
+    sparse_compute.apply_pairs = counting
     try:
         with torch.no_grad():
             det.backbone(sp.SparseConvTensor(feats, coords, det.sparse_shape, 1))
     finally:
-        sp._apply_pairs = original
+        sparse_compute.apply_pairs = original
     return total[0]
 
 

@@ -85,6 +85,12 @@ def _export_dynamo(model, args, kw: Dict[str, Any]) -> bytes:
     kw = dict(kw)
     kw.pop("custom_opsets", None)
     kw.pop("do_constant_folding", None)
+    axes = kw.get("dynamic_axes")
+    if axes:
+        # torch.onnx (2.15) pairs the converted dynamic_axes with the inputs in the dict's order, not by
+        # name: list every input, in order (None: static), then the outputs
+        names = list(kw.get("input_names") or [])
+        kw["dynamic_axes"] = {**{n: axes.get(n) for n in names}, **{n: a for n, a in axes.items() if n not in names}}
     table = dict(kw.pop("custom_translation_table", None) or {})
     for op, fn in _library.translation_table().items():
         table.setdefault(op, fn)
@@ -99,5 +105,10 @@ def _fold(model) -> None:
     onnxscript 0.7.2's "x + 0 -> x" rule matches with an absolute tolerance of 1e-8 and so
     deleted PointNet++'s ``1 / (dist + 1e-8)`` guard (output off by 0.67 on the FP modules)."""
     import onnxscript.optimizer
-    onnxscript.optimizer.fold_constants(model)
+    # no size limits: weights computed in the graph (BatchNorm folded into SparseConv) become one
+    # initializer, as the TorchScript exporter's constant folding writes them
+    onnxscript.optimizer.fold_constants(model, input_size_limit=_FOLD_LIMIT, output_size_limit=_FOLD_LIMIT)
     onnxscript.optimizer.remove_unused_nodes(model)
+
+
+_FOLD_LIMIT = 1 << 40

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from ._dynamic_axes import AxisPlan
 from .errors import ExportError, VerificationError
 from ._export_backends import (_export_dynamo, _export_torchscript, check_torch_version,  # noqa: F401
                                resolve_exporter, supported_torch)
@@ -42,12 +43,15 @@ class ExportReport:
     verify_skipped: str = ""
     adaptive_pool_patched: bool = False
     exporter: str = "torchscript"
+    fixed_sizes: List[str] = dataclasses.field(default_factory=list)  # layers that fixed a point count
 
     def __str__(self):
         lines = [f"pointrt.export: wrote {self.path} ({self.size_bytes / 1e6:.2f} MB, "
                  f"opset {self.opset}, {self.exporter} exporter, pointrt nodes: "
                  + (", ".join(f"{k} x{v}" for k, v in sorted(self.pointrt_nodes.items()))
                     or "none") + ")"]
+        for f in self.fixed_sizes:
+            lines.append(f"  point count fixed (exported static) by {f}")
         if self.adaptive_pool_patched:
             lines.append("  adaptive_avg_pool2d written in its static form (the traced image size is fixed)")
         if self.verified is None:
@@ -131,42 +135,6 @@ def _flatten(out) -> list:
     raise ExportError(f"model output of type {type(out).__name__} cannot be exported")
 
 
-def _build_dynamic_axes(args, outputs, input_names, output_names, dynamic_points, point_axes,
-                        dynamic_batch, dynamic_axes):
-    axes: Dict[str, Dict[int, str]] = {}
-    import torch
-    n_points = None
-    if dynamic_points:
-        for name, a in zip(input_names, args):
-            if not isinstance(a, torch.Tensor):
-                continue
-            # default: axis 1 of a [B, N, C] point cloud; other ranks (images) stay static
-            ax = (point_axes or {}).get(name, 1 if a.dim() == 3 else None)
-            if ax is None:
-                continue
-            # each cloud gets its own symbol: equal names would tell the runtime the sizes
-            # must match (xyz and new_xyz of a BallQuery do not)
-            if n_points is None:
-                n_points = int(a.shape[ax])
-                axes.setdefault(name, {})[ax] = "num_points"
-            else:
-                axes.setdefault(name, {})[ax] = f"num_points_{name}"
-        if n_points is not None:
-            for name, o in zip(output_names, outputs):
-                for ax in range(1, o.dim()):
-                    if int(o.shape[ax]) == n_points:
-                        axes.setdefault(name, {})[ax] = "num_points"
-    if dynamic_batch:
-        for name, a in list(zip(input_names, args)) + list(zip(output_names, outputs)):
-            if isinstance(a, torch.Tensor) and a.dim() >= 1:
-                axes.setdefault(name, {})[0] = "batch"
-    for name, d in (dynamic_axes or {}).items():
-        if isinstance(d, (list, tuple)):
-            d = {int(i): f"{name}_dim{i}" for i in d}
-        axes.setdefault(name, {}).update(d)
-    return axes
-
-
 @contextlib.contextmanager
 def _quiet_export():
     """Hide the exporter's noise about pointrt nodes (no ONNX shape inference for a custom
@@ -207,11 +175,14 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
       input_names, output_names: graph input/output names, in order.
       opset: ONNX opset of the default domain; None picks the highest the installed torch
         writes (17 for torch 1.13).  An unsupported value raises :class:`ExportError`.
-      dynamic_points: mark the point-count axis dynamic (``num_points``): axis 1 of every
-        rank-3 input (``[B, N, C]``; set others or override with
-        ``point_axes={"name": axis or None}``), and every output axis (>= 1) whose traced length
-        equals the first such input's point count.  The first cloud's axis is ``num_points``,
-        later ones ``num_points_<input name>`` (independent sizes).
+      dynamic_points: mark the point-count axes dynamic, found from the data flow
+        (:mod:`pointrt._dynamic_axes`): an input axis is a point axis when it reaches a point
+        axis of a pointrt operator (PVN3D's ``choose`` [1, 1, N] gets axis 2), wherever it sits;
+        output axes fed by it get its symbol.  The first cloud's axis is ``num_points``,
+        independent ones ``num_points_<input name>``.  Without pointrt operators, axis 1 of
+        each rank-3 input.  ``point_axes={"name": axis or None}`` overrides an input.  A layer
+        that fixes a point length (``AvgPool1d(N)``, ``view(B, -1, N)``) is named in a warning
+        (that axis stays static; an ExportError when the axis was asked for explicitly).
       dynamic_batch: also mark axis 0 of inputs and outputs dynamic (``batch``).
       dynamic_axes: extra axes, as for ``torch.onnx.export``; merged last.
       verify: run the file with ``pointrt._pointrt`` and compare with PyTorch; skipped with a
@@ -243,13 +214,12 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     if not isinstance(model, torch.nn.Module):
         raise ExportError(f"model must be a torch.nn.Module, got {type(model).__name__}")
 
-    axes = _build_dynamic_axes(args, [], input_names, [], dynamic_points, point_axes,
-                               dynamic_batch, dynamic_axes)
+    plan = AxisPlan.create(model, args, input_names, dynamic_points, point_axes, dynamic_batch, dynamic_axes,
+                           probe=which == "dynamo")
     custom = dict(export_kwargs.pop("custom_opsets", {}) or {})
     custom.setdefault("pointrt", 1)
     kw = dict(input_names=input_names, output_names=output_names, opset_version=opset,
-              dynamic_axes=axes or None, custom_opsets=custom,
-              do_constant_folding=do_constant_folding)
+              dynamic_axes=plan.axes, custom_opsets=custom, do_constant_folding=do_constant_folding)
     kw.update(export_kwargs)
 
     was_training = model.training
@@ -258,23 +228,28 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     try:
         with _quiet_export(), _adaptive_pool_fix(fix_adaptive_pool) as frozen_pools:
             if which == "dynamo":
+                ref = _probe_axes(model, args, plan, output_names)
+                kw["dynamic_axes"] = plan.axes or None
                 data = _export_dynamo(model, args, kw)
             else:
-                with _capture_outputs(model) as captured:
+                # the axes are found during the exporter's own trace (plan.finish in the output hook)
+                with _tracking(plan), _capture_outputs(model, plan, output_names) as captured:
                     data = _export_torchscript(model, args, kw)
+    except ExportError:
+        raise
     except Exception as e:  # noqa: BLE001 - turned into an ExportError below
         if captured:
             _check_output_count(_flatten(captured[0]), output_names)
         raise _export_error(e, which) from e
     finally:
         model.train(was_training)
-    ref = _flatten(captured[0]) if captured else _run_torch(model, args)
+    if which != "dynamo":
+        ref = _flatten(captured[0]) if captured else _run_torch(model, args)
     _check_output_count(ref, output_names)
-    axes = _build_dynamic_axes(args, ref, input_names, output_names, dynamic_points,
-                               point_axes, dynamic_batch, dynamic_axes)
-    report = _finish_file(data, path, opset, output_names, ref, axes)
+    report = _finish_file(data, path, opset, output_names, ref, plan.axes)
     report.adaptive_pool_patched = bool(frozen_pools)
     report.exporter = which
+    report.fixed_sizes = [str(f) for f in plan.fixed]
 
     if verify:
         _verify(report, args, ref, input_names, output_names, atol, rtol, strict)
@@ -302,21 +277,45 @@ def _adaptive_pool_fix(enabled: bool):
 
 
 @contextlib.contextmanager
-def _capture_outputs(model):
+def _capture_outputs(model, plan: AxisPlan, output_names: Sequence[str]):
     """Keep the outputs of the exporter's own trace of ``model`` (real values: the tracer runs
-    the forward), so that no second forward is needed for verification."""
+    the forward), so that no second forward is needed for verification; and complete the dynamic
+    axes from that forward's data flow before the exporter reads them."""
     from .torch._tracing import NotTraced
     captured: list = []
 
     def hook(module, inputs, output):
         with NotTraced():
             captured[:] = [_detached(output)]
+            plan.finish(_flatten(output), output_names)
 
     handle = model.register_forward_hook(hook)
     try:
         yield captured
     finally:
         handle.remove()
+
+
+@contextlib.contextmanager
+def _tracking(plan: AxisPlan):
+    if plan.tracker is None:
+        yield
+        return
+    with plan.tracker:
+        yield
+
+
+def _probe_axes(model, args, plan: AxisPlan, output_names: Sequence[str]) -> list:
+    """One forward before the dynamo exporter (it needs the dynamic axes up front), with the
+    tracker: pointrt operators return zeros of their output shapes; returns PyTorch's outputs."""
+    import torch
+    if plan.tracker is None:
+        plan.finish([], output_names)
+        return _run_torch(model, args)
+    with torch.no_grad(), plan.tracker:
+        out = _flatten(model(*args))
+    plan.finish(out, output_names)
+    return _run_torch(model, args)
 
 
 def _detached(out):

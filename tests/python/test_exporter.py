@@ -234,7 +234,8 @@ def test_each_cloud_input_has_its_own_point_symbol(tmp_path):
     rep = pointrt.export(BQ(), (torch.rand(1, 20, 3), torch.rand(1, 7, 3)), path,
                          input_names=["xyz", "centres"], output_names=["idx"], verify=False,
                          quiet=True)
-    assert rep.dynamic_axes == {"xyz": {1: "num_points"},
-                                "centres": {1: "num_points_centres"}}
+    # the output's axis 1 comes from the centres (data flow through BallQuery)
+    assert rep.dynamic_axes == {"xyz": {1: "num_points"}, "centres": {1: "num_points_centres"},
+                                "idx": {1: "num_points_centres"}}
     dims = [i.type.tensor_type.shape.dim[1].dim_param for i in onnx.load(path).graph.input]
     assert dims == ["num_points", "num_points_centres"]

@@ -19,6 +19,9 @@ import pointrt
 from pointrt import ExportError, _pointrt
 from pointrt._export_backends import dynamo_available
 from pointrt.torch import _library, ops
+from pointrt.torch import sparse as sp
+from models import sparse_detectors as sd
+from models.lidar_synth import synth_scan
 from models.pointnet2_msg_seg import Pointnet2MSGSeg
 from models.pointnet2_ssg_cls import Pointnet2SSGCls
 
@@ -47,33 +50,55 @@ def _pointrt_nodes(path: Path) -> List[Tuple[str, Tuple]]:
                   for n in graph.node if n.domain == "pointrt")
 
 
-def _export(model, x, path: Path, exporter: str, outputs: List[str]):
+def _export(model, x, path: Path, exporter: str, outputs: List[str], **kw):
     return pointrt.export(model.eval(), (x,), str(path), input_names=["points"], output_names=outputs,
-                          exporter=exporter, verify=False, quiet=True)
+                          exporter=exporter, verify=False, quiet=True, **kw)
 
 
-CASES = {
-    "all_ops": (AllOps, (1, 200, 3), ["fps", "ball", "grouped", "idx", "interp", "knn_idx", "knn_d2"]),
-    "ssg_classifier": (lambda: Pointnet2SSGCls(num_classes=10), (1, 512, 3), ["logits"]),
-    "msg_segmenter": (lambda: Pointnet2MSGSeg(num_classes=5), (1, 1024, 9), ["logits"]),
+def _cloud(shape: Tuple[int, ...], seed: int) -> torch.Tensor:
+    x = torch.rand(*shape, generator=torch.Generator().manual_seed(seed))
+    x[..., :3] -= 0.5
+    return x
+
+
+def _scan(preset: str, seed: int) -> torch.Tensor:
+    """A synthetic LiDAR scan, every 6th point (a few seconds per export in CI)."""
+    return torch.from_numpy(synth_scan(preset, seed=seed)[::6].copy())
+
+
+def _detector(ctor):
+    torch.manual_seed(0)
+    return sd.randomize_batchnorm(ctor())
+
+
+CASES = {  # name: (model, input(seed), outputs, export arguments)
+    "all_ops": (AllOps, lambda s: _cloud((1, 200 + 37 * s, 3), s),
+                ["fps", "ball", "grouped", "idx", "interp", "knn_idx", "knn_d2"], {}),
+    "ssg_classifier": (lambda: Pointnet2SSGCls(num_classes=10), lambda s: _cloud((1, 512 + 37 * s, 3), s), ["logits"],
+                       {}),
+    "msg_segmenter": (lambda: Pointnet2MSGSeg(num_classes=5), lambda s: _cloud((1, 1024 + 37 * s, 9), s), ["logits"],
+                      {}),
+    "second_kitti": (lambda: _detector(sd.second_kitti), lambda s: _scan("kitti", s), sd.OUTPUT_NAMES,
+                     {"dynamic_axes": {"points": {0: "P"}}}),
+    "centerpoint_nuscenes": (lambda: _detector(sd.centerpoint_nuscenes), lambda s: _scan("nuscenes", s),
+                             sd.OUTPUT_NAMES, {"dynamic_axes": {"points": {0: "P"}}}),
 }
 
 
 @needs_dynamo
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_both_exporters_write_the_same_pointrt_nodes_and_results(case: str, tmp_path: Path) -> None:
-    ctor, shape, outputs = CASES[case]
+    ctor, make_input, outputs, kw = CASES[case]
     torch.manual_seed(0)
     model = ctor().eval()
-    x = torch.rand(*shape)
-    x[..., :3] -= 0.5
+    x = make_input(0)
     files = {ex: tmp_path / f"{ex}.onnx" for ex in ("torchscript", "dynamo")}
-    reports = {ex: _export(model, x, f, ex, outputs) for ex, f in files.items()}
+    reports = {ex: _export(model, x, f, ex, outputs, **kw) for ex, f in files.items()}
     assert reports["dynamo"].exporter == "dynamo" and reports["torchscript"].exporter == "torchscript"
     assert _pointrt_nodes(files["torchscript"]) == _pointrt_nodes(files["dynamo"])
     assert reports["torchscript"].dynamic_axes == reports["dynamo"].dynamic_axes
-    other = torch.rand(shape[0], shape[1] + 37, shape[2])  # another point count: the axis is dynamic
-    other[..., :3] -= 0.5
+    other = make_input(1)  # another point count: the axis is dynamic
+    assert other.shape != x.shape
     with torch.no_grad():
         refs = [r.numpy() for r in _flatten(model(other))]
     for ex, f in files.items():
@@ -104,6 +129,31 @@ def test_fake_kernels_give_shapes_under_torch_export() -> None:
     program = torch.export.export(AllOps(), (torch.rand(1, 64, 3),))
     targets = Counter(str(n.target) for n in program.graph.nodes if n.op == "call_function")
     assert targets["pointrt.FurthestPointSample.default"] == 1 and targets["pointrt.KNN.default"] == 1
+
+
+class Voxels(torch.nn.Module):
+    """Voxelize, a submanifold and a regular sparse convolution: two data-dependent sizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.subm = sp.SubMConv3d(4, 8, 3, padding=1, indice_key="a")
+        self.down = sp.SparseConv3d(8, 8, 3, 2, padding=1)
+
+    def forward(self, points: torch.Tensor):
+        feats, coords, _ = sp.voxelize(points, [0.4, 0.4, 0.4], [0, -40, -3, 70.4, 40, 1], 5, 4000)
+        x = self.down(self.subm(sp.SparseConvTensor(feats, coords, [10, 200, 176], 1)))
+        return x.features, x.indices
+
+
+@needs_dynamo
+def test_sparse_fake_kernels_give_unbacked_sizes_under_torch_export() -> None:
+    program = torch.export.export(Voxels().eval(), (_scan("kitti", 0),))
+    targets = Counter(str(n.target) for n in program.graph.nodes if n.op == "call_function")
+    assert targets["pointrt.Voxelize.default"] == 1 and targets["pointrt.SparseConv.default"] == 2
+    features, indices = [n.meta["val"] for n in program.graph.output_node().args[0]]
+    # the voxel count and the regular convolution's sites are new symbols (u0, u1), not numbers
+    assert not isinstance(features.shape[0], int) and str(features.shape[0]).startswith("u")
+    assert str(features.shape[0]) == str(indices.shape[0]) and features.shape[1] == 8
 
 
 def test_auto_picks_what_the_installed_torch_has() -> None:

@@ -12,6 +12,9 @@ from torch import nn
 
 from pointrt.torch import sparse as sp
 
+# plain torch.onnx.export calls: the TorchScript exporter on every torch (dynamo is the default from 2.9)
+TORCHSCRIPT = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
+
 
 def random_sites(shape: List[int], n: int, batch: int = 1, seed: int = 0) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
@@ -171,7 +174,7 @@ class TinyBackbone(nn.Module):
 def export_bytes(model: nn.Module, points: torch.Tensor, training=torch.onnx.TrainingMode.EVAL) -> onnx.ModelProto:
     f = io.BytesIO()
     torch.onnx.export(model, (points,), f, input_names=["points"], output_names=["dense"], opset_version=13,
-                      custom_opsets={"pointrt": 1}, dynamic_axes={"points": {0: "P"}}, training=training)
+                      custom_opsets={"pointrt": 1}, dynamic_axes={"points": {0: "P"}}, training=training, **TORCHSCRIPT)
     return onnx.load_from_string(f.getvalue())
 
 

@@ -22,7 +22,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-__all__ = ["Attr", "OpDecl", "available", "register", "translation_table", "declarations", "write_node"]
+__all__ = ["Attr", "OpDecl", "available", "register", "translation_table", "declarations", "write_node",
+           "dynamic_size"]
 
 # schema type and TorchScript attribute suffix of each attribute kind
 _KINDS = {"int": ("int", "i"), "float": ("float", "f"), "ints": ("int[]", "i"), "floats": ("float[]", "f"),
@@ -73,6 +74,9 @@ class OpDecl:
     setup_context: Optional[Callable] = None
     backward: Optional[Callable] = None
     optional_inputs: Sequence[str] = ()
+    # inputs and attributes only the PyTorch kernel needs; the ONNX node does not carry them (the
+    # runtime finds that information otherwise, e.g. an inverse SparseConv's source by its key)
+    hidden: Sequence[str] = ()
 
     @property
     def qualname(self) -> str:
@@ -84,15 +88,25 @@ class OpDecl:
         rets = "Tensor" if len(self.outputs) == 1 else "(" + ", ".join("Tensor" for _ in self.outputs) + ")"
         return f"{self.name}({', '.join(args)}) -> {rets}"
 
+    def node_inputs(self, tensors: Sequence[Any]) -> List[Any]:
+        """The tensors the ONNX node takes (hidden ones dropped), in order."""
+        return [t for n, t in zip(self.inputs, tensors) if n not in self.hidden]
+
     def node_attributes(self, values: Sequence[Any]) -> Dict[str, Any]:
         """Attribute name -> value as the ONNX node carries them."""
         out = {}
         for a, v in zip(self.attrs, values):
             v = a.value(v)
-            if a.omit_default and v == a.value(a.default):
+            if a.name in self.hidden or (a.omit_default and v == a.value(a.default)):
                 continue
             out[a.name] = v
         return out
+
+    def complete(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Any]:
+        """All schema arguments in order: the dispatcher leaves out trailing ones at their default."""
+        names = list(self.inputs) + [a.name for a in self.attrs]
+        defaults = [None] * len(self.inputs) + [a.default for a in self.attrs]
+        return list(args) + [kwargs.get(n, d) for n, d in zip(names[len(args):], defaults[len(args):])]
 
     def call(self, *args):
         """Run the registered op: tensors, then the attributes (converted to their kinds)."""
@@ -123,7 +137,7 @@ def write_node(g, decl: OpDecl, tensors: Sequence[Any], attr_values: Sequence[An
     for name, v in decl.node_attributes(attr_values).items():
         kind = next(a.kind for a in decl.attrs if a.name == name)
         kw[f"{name}_{_KINDS[kind][1]}"] = v
-    present = [t for t in tensors if t is not None and not _is_none(t)]
+    present = [t for t in decl.node_inputs(tensors) if t is not None and not _is_none(t)]
     return g.op(decl.qualname, *present, outputs=len(decl.outputs), **kw)
 
 
@@ -145,8 +159,8 @@ def register(decl: OpDecl) -> OpDecl:
     if lib is None:
         lib = _LIBS[decl.domain] = torch.library.Library(decl.domain, "FRAGMENT")
     lib.define(decl.schema())
-    lib.impl(decl.name, decl.kernel, "CompositeExplicitAutograd")
-    torch.library.register_fake(decl.qualname, decl.fake, lib=lib)
+    lib.impl(decl.name, lambda *a, **kw: decl.kernel(*decl.complete(a, kw)), "CompositeExplicitAutograd")
+    torch.library.register_fake(decl.qualname, lambda *a, **kw: decl.fake(*decl.complete(a, kw)), lib=lib)
     if decl.backward is not None:
         torch.library.register_autograd(decl.qualname, decl.backward, setup_context=decl.setup_context, lib=lib)
     else:  # outputs without gradient (indices, distances), as the reference's Functions mark them
@@ -193,12 +207,12 @@ def _register_onnx_schema(decl: OpDecl) -> None:
     param = defs.OpSchema.FormalParameter
     option = defs.OpSchema.FormalParameterOption
     inputs = [param(n, f"T{i}", "", param_option=option.Optional if n in decl.optional_inputs else option.Single)
-              for i, n in enumerate(decl.inputs)]
+              for i, n in enumerate(decl.node_inputs(decl.inputs))]
     outputs = [param(n, f"O{i}", "") for i, n in enumerate(decl.outputs)]
-    constraints = [(f"T{i}", _ONNX_TENSOR_TYPES, "") for i in range(len(decl.inputs))]
+    constraints = [(f"T{i}", _ONNX_TENSOR_TYPES, "") for i in range(len(inputs))]
     constraints += [(f"O{i}", _ONNX_TENSOR_TYPES, "") for i in range(len(decl.outputs))]
     attributes = [defs.OpSchema.Attribute(a.name, getattr(defs.OpSchema.AttrType, _ONNX_ATTR_TYPES[a.kind]), "",
-                                          required=a.default is None) for a in decl.attrs]
+                                          required=a.default is None) for a in decl.attrs if a.name not in decl.hidden]
     defs.register_schema(defs.OpSchema(decl.name, decl.domain, 1, inputs=inputs, outputs=outputs,
                                        type_constraints=constraints, attributes=attributes))
 
@@ -211,9 +225,8 @@ def _onnxscript_translation(decl: OpDecl) -> Callable:
     n_in = len(decl.inputs)
 
     def translate(*args, **kwargs):
-        values = list(args) + [kwargs[a.name] for a in decl.attrs[len(args) - n_in:] if a.name in kwargs]
-        values += [a.default for a in decl.attrs[len(values) - n_in:]]
-        tensors = [t for t in values[:n_in] if t is not None]
+        values = decl.complete(args, kwargs)
+        tensors = [t for t in decl.node_inputs(values[:n_in]) if t is not None]
         op = getattr(opset, decl.name)
         outputs = op(*tensors, **decl.node_attributes(values[n_in:]))
         _set_output_types(decl, values, outputs)
@@ -232,6 +245,7 @@ def _set_output_types(decl: OpDecl, values: List[Any], outputs) -> None:
 
     n_in = len(decl.inputs)
     metas, static = [], True
+    _TYPE_PASS["dynamic"] = False
     for v in values[:n_in]:
         if v is None:
             metas.append(None)
@@ -239,14 +253,33 @@ def _set_output_types(decl: OpDecl, values: List[Any], outputs) -> None:
         dims = [d if isinstance(d, int) else 2 for d in v.shape]
         static &= all(isinstance(d, int) for d in v.shape)
         metas.append(torch.empty(dims, dtype=_torch_dtype(v.dtype), device="meta"))
-    with torch.device("meta"):
-        fakes = decl.fake(*metas, *values[n_in:])
+    _TYPE_PASS["active"] = True
+    try:
+        with torch.device("meta"):
+            fakes = decl.fake(*metas, *values[n_in:])
+    finally:
+        _TYPE_PASS["active"] = False
+    static &= not _TYPE_PASS["dynamic"]
     fakes = fakes if isinstance(fakes, (tuple, list)) else (fakes,)
     outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     for out, fake in zip(outs, fakes):
         out.dtype = ir.DataType.from_numpy(np.dtype(str(fake.dtype).replace("torch.", "")))
         if static:
             out.shape = ir.Shape(list(fake.shape))
+
+
+# Set while _set_output_types runs a fake kernel by hand (outside torch's fake-tensor context).
+_TYPE_PASS = {"active": False, "dynamic": False}
+
+
+def dynamic_size(max_size: Optional[int] = None):
+    """In a fake kernel: a size known only from the data (the voxel count, the sparse output
+    sites), an unbacked symbol of torch.export. ``max_size`` bounds it when known."""
+    if _TYPE_PASS["active"]:  # the output-type pass of the dynamo translation: any placeholder
+        _TYPE_PASS["dynamic"] = True
+        return 1
+    ctx = torch.library.get_ctx()
+    return ctx.new_dynamic_size(max=max_size) if max_size is not None else ctx.new_dynamic_size()
 
 
 def _torch_dtype(dtype) -> torch.dtype:

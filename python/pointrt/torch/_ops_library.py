@@ -99,4 +99,4 @@ for _decl in DECLS:
     _library.register(_decl)
     if _library.available():
         _function = getattr(ops, _decl.name)
-        _function._route = staticmethod(_decl.call)
+        _function._custom_op = staticmethod(_decl.call)

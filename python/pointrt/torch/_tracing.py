@@ -51,9 +51,31 @@ class UntracedFunction(torch.autograd.Function):
     @classmethod
     def apply(cls, *args):
         route = cls.__dict__.get("_route")
-        if route is not None:  # registered as a torch.library custom op (torch >= 2.4)
+        if route is not None:  # a reference-API wrapper: calls the pointrt Function with its argument order
             return route(*args)
+        from . import _axes
+        return _axes.pointrt_op(cls.__name__, args, lambda probe: cls._run(probe, args))
+
+    @classmethod
+    def _run(cls, probe: bool, args: tuple):
+        if probe and _has_fake(cls.__name__):  # the point-axis probe needs only the output shapes
+            return _probe_outputs(cls.__name__, args)
+        custom_op = cls.__dict__.get("_custom_op")
+        if custom_op is not None:  # registered as a torch.library custom op (torch >= 2.4)
+            return custom_op(*args)
         if torch._C._get_tracing_state() is not None:
             with torch.no_grad():
-                return super().apply(*args)
-        return super().apply(*args)
+                return super(UntracedFunction, cls).apply(*args)
+        return super(UntracedFunction, cls).apply(*args)
+
+
+def _has_fake(name: str) -> bool:
+    from . import _library
+    return f"pointrt::{name}" in _library.declarations()
+
+
+def _probe_outputs(name: str, args: tuple):
+    """Zeros of the operator's output shapes (its fake kernel), valid as indices everywhere."""
+    from . import _library
+    out = _library.declarations()[f"pointrt::{name}"].fake(*args)
+    return tuple(o.zero_() for o in out) if isinstance(out, tuple) else out.zero_()

@@ -218,12 +218,10 @@ class GroupAll(nn.Module):
         return f"use_xyz={self.use_xyz}"
 
 
-def _route_to_custom_ops() -> None:
-    """On torch >= 2.4 each Function's apply calls the ``pointrt::`` custom op (torch.export and both
-    exporters then see one op; see pointrt.torch._library), with the reference's argument order."""
-    from .. import _library
-    if not _library.available():
-        return
+def _route_to_pointrt_ops() -> None:
+    """Each Function's apply calls the pointrt operator's Function (``pointrt.torch.ops``), with the
+    reference's argument order: one entry for the export, the point-axis analysis and, on
+    torch >= 2.4, the ``pointrt::`` custom op (see pointrt.torch._library)."""
     FurthestPointSampling._route = staticmethod(lambda xyz, npoint: _ops.furthest_point_sample(xyz, npoint, 1))
     GatherOperation._route = staticmethod(_ops.gather_points)
     ThreeNN._route = staticmethod(_ops.three_nn)
@@ -232,4 +230,4 @@ def _route_to_custom_ops() -> None:
     BallQuery._route = staticmethod(lambda radius, nsample, xyz, new_xyz: _ops.ball_query(xyz, new_xyz, radius, nsample))
 
 
-_route_to_custom_ops()
+_route_to_pointrt_ops()
