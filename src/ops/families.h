@@ -15,6 +15,7 @@ Family register_onnx_rnn();          // ops/onnx/rnn (RNN, GRU, LSTM)
 Family register_onnx_signal();       // ops/onnx/signal (DFT, STFT, windows, MelWeightMatrix)
 Family register_onnx_strings();      // ops/onnx/strings (string operators, TfIdfVectorizer)
 Family register_onnx_training();     // ops/onnx/training (ai.onnx.preview.training optimizers)
+Family register_onnx_quant();        // ops/onnx/quant (QuantizeLinear, QLinearConv, ..., and its QDQ pass)
 Family register_pointnet2();         // ops/pointnet2 (and its ONNX schemas)
 Family register_sparse();            // ops/sparse (and the NVIDIA scn.onnx importer)
 Family register_pose();              // ops/pose (MeanShift, InstanceReduce, RigidFit; their ONNX schemas)
@@ -22,9 +23,10 @@ Family register_detect();            // ops/detect (CenterPointDecode, BoxNMS; t
 
 /// Every family, in registration order (the order of graph passes and importers).
 inline constexpr Family (*kFamilies[])() = {
-    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce,  register_onnx_nn,       register_onnx_image,
-    register_onnx_rnn,         register_onnx_signal, register_onnx_strings, register_onnx_training, register_pointnet2,
-    register_sparse,           register_pose,        register_detect,
+    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce,
+    register_onnx_quant,  // before nn: its QDQ pass must see the float Convs first
+    register_onnx_nn,          register_onnx_image,  register_onnx_rnn,    register_onnx_signal, register_onnx_strings,
+    register_onnx_training,    register_pointnet2,   register_sparse,      register_pose,        register_detect,
 };
 
 }  // namespace pointrt

@@ -62,8 +62,10 @@ void check_supported(const Graph& g, const std::string& file) {
   }
 }
 
-// Replace nodes whose inputs are all constants by their results.
-bool fold_constants(Graph& g, size_t max_tensor_bytes) {
+// Replace nodes whose inputs are all constants by their results. The run before the family passes
+// keeps DequantizeLinear (`keep_dequantize`): the QDQ pass fuses DequantizeLinear of constant int8
+// weights into int8 kernels; the run after the passes folds whatever it left.
+bool fold_constants(Graph& g, size_t max_tensor_bytes, bool keep_dequantize) {
   HeapAllocator heap;
   heap.set_max_tensor_bytes(max_tensor_bytes);
   RunCache cache;
@@ -71,6 +73,7 @@ bool fold_constants(Graph& g, size_t max_tensor_bytes) {
   bool changed = false;
   for (auto& n : g.nodes) {
     if (n.removed || !foldable(n)) continue;
+    if (keep_dequantize && n.domain.empty() && n.op_type == "DequantizeLinear") continue;
     bool all_const = true;
     for (int v : n.inputs)
       if (v >= 0 && !g.values[v].constant) {
@@ -153,12 +156,12 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
          return false;
        }});
   if (options.optimize) {
-    GraphPass fold{"fold-constants",
-                   "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants",
-                   [max_bytes = options.max_tensor_bytes](Graph& g) { return fold_constants(g, max_bytes); }};
-    passes.push_back(fold);
+    const char* what = "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants";
+    const size_t max_bytes = options.max_tensor_bytes;
+    passes.push_back({"fold-constants", str_cat(what, "; DequantizeLinear kept for the QDQ pass"),
+                      [max_bytes](Graph& g) { return fold_constants(g, max_bytes, true); }});
     for (const GraphPass& p : registry().passes) passes.push_back(p);
-    passes.push_back(fold);
+    passes.push_back({"fold-constants", what, [max_bytes](Graph& g) { return fold_constants(g, max_bytes, false); }});
   }
   passes.push_back({"eliminate-dead-nodes", "nodes whose outputs nobody reads are removed", eliminate_dead_nodes});
   return passes;

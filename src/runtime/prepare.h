@@ -1,8 +1,8 @@
 // Prepare: the named, ordered list of graph passes a Session runs on its copy of the model's
 // graph before the executor builds the plan (`pointrt inspect --passes MODEL` prints the list and
 // what each pass did). The list is: check-supported, then (with SessionOptions::optimize)
-// fold-constants, every family's passes (ops/registry.h) in family order, fold-constants again;
-// then eliminate-dead-nodes. After the passes the session builds the ExecutionPlan
+// fold-constants (keeping DequantizeLinear for the QDQ pass), every family's passes
+// (ops/registry.h) in family order, fold-constants again; then eliminate-dead-nodes. After the passes the session builds the ExecutionPlan
 // (runtime/executor.h) and releases constants whose readers keep packed copies.
 #pragma once
 

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = os.environ.get("POINTRT_CLI", str(ROOT / "build" / "pointrt"))
-PASSES = ["check-supported", "fold-constants", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"]
+PASSES = ["check-supported", "fold-constants", "quant-qdq", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"]
 
 
 def constant_chain_model() -> onnx.ModelProto:
@@ -41,7 +41,7 @@ def test_inspect_passes_lists_each_pass_and_its_effect(tmp_path: Path) -> None:
     assert all("no change" in line for line in lines[2:]), lines
     rows = json.loads((tmp_path / "out.json").read_text())["passes"]
     assert [row["name"] for row in rows] == PASSES
-    assert [row["nodes_after"] for row in rows] == [2, 1, 1, 1, 1]
+    assert [row["nodes_after"] for row in rows] == [2, 1, 1, 1, 1, 1]
     assert rows[1]["changed"] and not rows[0]["changed"]
 
 

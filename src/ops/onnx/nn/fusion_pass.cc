@@ -57,18 +57,6 @@ Uses compute_uses(const Graph& g) {
 }
 bool single_reader(const Uses& u, int v) { return v >= 0 && u.readers[v].size() == 1 && !u.graph_output[v]; }
 
-int add_constant(Graph& g, const std::string& base, const Tensor& t) {
-  std::string name = base;
-  for (int i = 1; g.find_value(name) >= 0; ++i) name = str_cat(base, "_", i);
-  int id = g.add_value(name);
-  Value& v = g.values[id];
-  v.dtype = t.dtype();
-  v.has_shape = true;
-  for (int64_t d : t.shape()) v.shape.push_back(Dim{d, ""});
-  v.constant = t;
-  return id;
-}
-
 const Tensor* constant_f32(const Graph& g, int v) {
   if (v < 0 || !g.values[v].constant) return nullptr;
   const Tensor& t = *g.values[v].constant;
@@ -357,6 +345,18 @@ bool choose_blocked_edges(Graph& g) {
 }
 
 }  // namespace
+
+int add_constant(Graph& g, const std::string& base, const Tensor& t) {
+  std::string name = base;
+  for (int i = 1; g.find_value(name) >= 0; ++i) name = str_cat(base, "_", i);
+  int id = g.add_value(name);
+  Value& v = g.values[id];
+  v.dtype = t.dtype();
+  v.has_shape = true;
+  for (int64_t d : t.shape()) v.shape.push_back(Dim{d, ""});
+  v.constant = t;
+  return id;
+}
 
 bool fuse_conv_batchnorm_relu(Graph& g) {
   bool changed = fold_batch_norms(g);

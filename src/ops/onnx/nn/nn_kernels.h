@@ -29,6 +29,9 @@ bool winograd_enabled();
 /// wherever oneDNN has it.
 bool winograd_worth_its_memory(double extra_weight_bytes, double layer_output_bytes);
 
+/// A new constant value holding `t`, named `base` (or `base_1`, ... when taken); returns its id.
+int add_constant(Graph& g, const std::string& base, const Tensor& t);
+
 /// The graph pass: fold BatchNorm into Conv, fuse Add/Relu, choose blocked edges.
 bool fuse_conv_batchnorm_relu(Graph& g);
 

@@ -1,0 +1,436 @@
+// The QDQ pass (registered by register_onnx_quant, run once at prepare, before the nn pass).
+//
+// A QDQ file (onnxruntime.quantization.quantize_static, QuantFormat.QDQ) keeps float operators
+// between DequantizeLinear (DQ) and QuantizeLinear (Q) nodes. Every rule below needs constant,
+// per-tensor activation scales and zero points (weights may be per output channel) and int8 or
+// uint8 data, and rewrites only nodes whose intermediate values nobody else reads:
+//
+// 1. Conv:   Conv(DQ(x), DQ(w) [, DQ(b) | b]) [-> Relu] [-> Q]  =>  QConv(x, .., w, .., b_int32)
+//    Without a final Q the QConv writes float32 (x_scale * w_scale * acc). A float bias is
+//    quantized with x_scale * w_scale[m] (ONNX Runtime's quantizer stores it so already). A
+//    QLinearConv with constant weights becomes a QConv too, so that rule 2 applies to QOperator
+//    files.
+// 2. Residual Add: Q([Relu](Add(DQ(QConv(..)), DQ(s)))) => QConv(.., s, s_scale, s_zero_point)
+//    with ReLU, when s exists before the QConv runs: oneDNN's sum post-op. The QConv's own
+//    output quantization is skipped (the Add then sees the exact value; it differs from ONNX
+//    Runtime's, which rounds twice, by at most one step of the Add's output).
+// 3. MatMul / Gemm: like Conv, B a constant 2-D (Gemm: transA = 0, alpha = beta = 1, C [N] or
+//    absent; transB = 1 weights are transposed here) => QMatMul.
+// 4. MaxPool, Flatten, Reshape between a DQ and a Q with the same scale and zero point run on the
+//    int8 data; ReduceMax/ReduceMin of DQ(x) with a positive scale become DQ(ReduceMax(x)) (the
+//    maximum commutes with an increasing map).
+#include "ops/onnx/quant/quant_fusion.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "ops/onnx/nn/dnnl_common.h"
+#include "ops/onnx/nn/nn_kernels.h"
+#include "ops/onnx/quant/contrib_qlinear.h"
+#include "ops/onnx/quant/qconv.h"
+
+namespace pointrt::quant {
+
+namespace {
+
+struct Readers {
+  std::vector<std::vector<int>> of;  // value -> reading nodes
+  std::vector<bool> output;          // value is a graph output
+};
+Readers readers_of(const Graph& g) {
+  Readers r;
+  r.of.assign(g.values.size(), {});
+  r.output.assign(g.values.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!g.nodes[i].removed)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0) r.of[v].push_back(static_cast<int>(i));
+  for (int o : g.outputs) r.output[o] = true;
+  return r;
+}
+// The only reader of v (and v is no graph output), or -1.
+int sole_reader(const Readers& r, int v) { return v >= 0 && r.of[v].size() == 1 && !r.output[v] ? r.of[v][0] : -1; }
+
+bool is_op(const Node& n, const char* op) { return !n.removed && n.domain.empty() && n.op_type == op; }
+const Tensor* constant(const Graph& g, int v) {
+  return v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr;
+}
+bool is_int8(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+
+// A DequantizeLinear or QuantizeLinear node's data (x or y), scale and zero point.
+struct Quantized {
+  int node = -1, data = -1, scale = -1, zero_point = -1;
+  bool per_tensor = true;
+};
+
+// The quantization parameters of node `ni` (a DQ or Q) when they are constant and float32.
+std::optional<Quantized> params_of(const Graph& g, int ni, bool dequantize) {
+  const Node& n = g.nodes[ni];
+  if (!is_op(n, dequantize ? "DequantizeLinear" : "QuantizeLinear") || n.inputs.size() < 2) return std::nullopt;
+  if (n.attrs.get_int("block_size", 0) != 0) return std::nullopt;
+  Quantized q{ni, dequantize ? n.inputs[0] : n.outputs[0], n.inputs[1], n.inputs.size() > 2 ? n.inputs[2] : -1};
+  const Tensor* s = constant(g, q.scale);
+  const Tensor* z = constant(g, q.zero_point);
+  if (!s || s->dtype() != DType::kFloat32 || (q.zero_point >= 0 && !z) || !is_int8(g.values[q.data].dtype))
+    return std::nullopt;
+  q.per_tensor = s->numel() == 1;
+  if (z && (z->dtype() != g.values[q.data].dtype || z->shape() != s->shape())) return std::nullopt;
+  return q;
+}
+
+// v = DQ(x) with per-tensor parameters (activations).
+std::optional<Quantized> dequantized(const Graph& g, int v, bool per_tensor_only = true) {
+  if (v < 0 || g.values[v].producer < 0) return std::nullopt;
+  auto q = params_of(g, g.values[v].producer, true);
+  if (!q || (per_tensor_only && !q->per_tensor)) return std::nullopt;
+  return q;
+}
+
+// The Q that is v's only reader, per tensor.
+std::optional<Quantized> quantized_by(const Graph& g, const Readers& r, int v) {
+  int ni = sole_reader(r, v);
+  if (ni < 0 || g.nodes[ni].inputs[0] != v) return std::nullopt;
+  auto q = params_of(g, ni, false);
+  if (!q || !q->per_tensor) return std::nullopt;
+  return q;
+}
+
+float scalar(const Graph& g, int v) { return constant(g, v)->data_as<float>()[0]; }
+int32_t zero_point_value(const Graph& g, int v) {
+  const Tensor* z = constant(g, v);
+  if (!z) return 0;
+  return z->dtype() == DType::kUInt8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
+}
+bool same_params(const Graph& g, const Quantized& a, const Quantized& b) {
+  return g.values[a.data].dtype == g.values[b.data].dtype && scalar(g, a.scale) == scalar(g, b.scale) &&
+         zero_point_value(g, a.zero_point) == zero_point_value(g, b.zero_point);
+}
+
+// The int32 bias of a fused node: DQ(int32) whose scale equals x_scale * w_scale (as ONNX
+// Runtime's quantizer writes it), or a float32 constant quantized here. -1 when neither fits.
+int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels, const std::string& name) {
+  if (b < 0) return -2;  // absent
+  std::vector<float> want(channels);
+  for (int64_t m = 0; m < channels; ++m) want[m] = x_scale * w_scale.data_as<float>()[w_scale.numel() == 1 ? 0 : m];
+  const Node* dq = g.values[b].producer >= 0 ? &g.nodes[g.values[b].producer] : nullptr;
+  if (dq && is_op(*dq, "DequantizeLinear") && dq->inputs.size() >= 2) {
+    const Tensor *q = constant(g, dq->inputs[0]), *s = constant(g, dq->inputs[1]);
+    const Tensor* z = dq->inputs.size() > 2 ? constant(g, dq->inputs[2]) : nullptr;
+    if (!q || !s || q->dtype() != DType::kInt32 || q->numel() != channels || s->dtype() != DType::kFloat32) return -1;
+    for (int64_t i = 0; z && i < z->numel(); ++i)
+      if (z->data_as<int32_t>()[i] != 0) return -1;
+    for (int64_t m = 0; m < channels; ++m)
+      if (s->data_as<float>()[s->numel() == 1 ? 0 : m] != want[m]) return -1;
+    return dq->inputs[0];
+  }
+  const Tensor* f = constant(g, b);
+  if (!f || f->dtype() != DType::kFloat32 || f->numel() != channels) return -1;
+  Tensor q = Tensor::allocate(DType::kInt32, {channels});
+  for (int64_t m = 0; m < channels; ++m) {
+    const double v = std::nearbyint(static_cast<double>(f->data_as<float>()[m]) / want[m]);
+    if (!(std::fabs(v) < 2147483647.0)) return -1;
+    q.data_as<int32_t>()[m] = static_cast<int32_t>(v);
+  }
+  return nn::add_constant(g, name + "_bias_int32", q);
+}
+
+// Removes DQ nodes whose outputs nobody reads any more (before constant folding computes them).
+void drop_unread_dequantize(Graph& g) {
+  Readers r = readers_of(g);
+  for (auto& n : g.nodes)
+    if (is_op(n, "DequantizeLinear") && r.of[n.outputs[0]].empty() && !r.output[n.outputs[0]]) n.removed = true;
+}
+
+void set_int(Node& n, const char* name, int64_t v) { n.attrs.items[name] = Attribute::make_int(v); }
+
+// The epilogue of a fused node: an optional Relu, then an optional Q, both sole readers.
+struct Epilogue {
+  int relu = -1;               // Relu node
+  std::optional<Quantized> q;  // output quantization
+  int output = -1;             // the value the fused node writes
+};
+Epilogue epilogue_of(const Graph& g, const Readers& r, int y) {
+  Epilogue e;
+  e.output = y;
+  int ri = sole_reader(r, y);
+  if (ri >= 0 && is_op(g.nodes[ri], "Relu")) {
+    e.relu = ri;
+    e.output = g.nodes[ri].outputs[0];
+  }
+  e.q = quantized_by(g, r, e.output);
+  if (e.q) e.output = e.q->data;
+  return e;
+}
+
+// Turns node `ni` into an internal fused node reading `inputs` and writing the epilogue's value.
+void rewrite_as(Graph& g, int ni, const char* op, std::vector<int> inputs, const Epilogue& e) {
+  Node& n = g.nodes[ni];
+  n.op_type = op;
+  n.domain = nn::kInternalDomain;
+  n.opset = 1;
+  if (!e.q) set_int(n, kAttrFloatOutput, 1);
+  if (e.relu >= 0) {
+    set_int(n, nn::kAttrPostRelu, 1);
+    g.nodes[e.relu].removed = true;
+  }
+  if (e.q && e.q->node >= 0) g.nodes[e.q->node].removed = true;
+  n.inputs = std::move(inputs);
+  n.outputs = {e.output};
+  g.values[e.output].producer = ni;
+}
+
+// A zero point input for a fused node: the Q's own, or a zero constant of its type when it has none.
+int zero_point_input(Graph& g, const Quantized& q) {
+  if (q.zero_point >= 0) return q.zero_point;
+  return nn::add_constant(g, g.values[q.data].name + "_zero_point", Tensor::zeros(g.values[q.data].dtype, {}));
+}
+
+// Per-output-channel weight parameters must be along axis 0 (Conv) or the given axis.
+bool weight_axis_ok(const Graph& g, const Quantized& w, int64_t axis, int64_t channels) {
+  if (w.per_tensor) return true;
+  const Node& dq = g.nodes[w.node];
+  int64_t a = dq.attrs.get_int("axis", 1);
+  const int64_t rank = static_cast<int64_t>(constant(g, w.data)->rank());
+  if (a < 0) a += rank;
+  return a == axis && constant(g, w.scale)->numel() == channels;
+}
+
+// Rule 1.
+bool fuse_conv(Graph& g, const Readers& r, int ci) {
+  Node& conv = g.nodes[ci];
+  if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
+  auto x = dequantized(g, conv.inputs[0]);
+  auto w = dequantized(g, conv.inputs[1], false);
+  if (!x || !w || !constant(g, w->data) || constant(g, w->data)->rank() < 3) return false;
+  const int64_t m = constant(g, w->data)->dim(0);
+  if (!weight_axis_ok(g, *w, 0, m)) return false;
+  const int bias = int32_bias(g, conv.inputs.size() > 2 ? conv.inputs[2] : -1, scalar(g, x->scale),
+                              *constant(g, w->scale), m, conv.name);
+  if (bias == -1) return false;
+  Epilogue e = epilogue_of(g, r, conv.outputs[0]);
+  const int y_zp = e.q ? zero_point_input(g, *e.q) : -1;
+  rewrite_as(g, ci, "QConv",
+             {x->data, x->scale, x->zero_point, w->data, w->scale, w->zero_point, e.q ? e.q->scale : -1, y_zp,
+              bias < 0 ? -1 : bias},
+             e);
+  return true;
+}
+
+// Rule 1 for QOperator files: a QLinearConv with constant weights and scales is a QConv.
+bool adopt_qlinear_conv(Graph& g, int ci) {
+  Node& n = g.nodes[ci];
+  if (!is_op(n, "QLinearConv") || n.inputs.size() < 8) return false;
+  for (int i : {1, 3, 4, 6})
+    if (!constant(g, n.inputs[i])) return false;
+  n.op_type = "QConv";
+  n.domain = nn::kInternalDomain;
+  n.opset = 1;
+  return true;
+}
+
+// The QConv whose quantized output `q.data` only `add` reads: through the DequantizeLinear q.node
+// (QDQ), or directly (q.node < 0: a QLinearAdd operand).
+int residual_conv(const Graph& g, const Readers& r, const Quantized& q, int add) {
+  const int p = g.values[q.data].producer;
+  if (p < 0) return -1;
+  if (q.node >= 0 ? sole_reader(r, q.data) != q.node || sole_reader(r, g.nodes[q.node].outputs[0]) != add
+                  : sole_reader(r, q.data) != add)
+    return -1;
+  const Node& c = g.nodes[p];
+  if (c.removed || c.domain != nn::kInternalDomain || c.op_type != "QConv" || c.inputs.size() > 9) return -1;
+  if (c.attrs.get_int(kAttrFloatOutput, 0) || c.attrs.get_int(nn::kAttrPostRelu, 0)) return -1;
+  return p;
+}
+
+// The two quantized operands and the quantized result of an Add between DQs and a Q, or of a
+// com.microsoft QLinearAdd.
+struct QuantizedAdd {
+  Quantized a, b;
+  Epilogue out;
+};
+std::optional<QuantizedAdd> quantized_add(const Graph& g, const Readers& r, int ai) {
+  const Node& n = g.nodes[ai];
+  if (!n.removed && n.domain == kMicrosoftDomain && n.op_type == "QLinearAdd" && n.inputs.size() >= 7) {
+    for (int i : {1, 4, 6})
+      if (!constant(g, n.inputs[i]) || constant(g, n.inputs[i])->numel() != 1) return std::nullopt;
+    for (int i : {2, 5, 7})
+      if (i < static_cast<int>(n.inputs.size()) && n.inputs[i] >= 0 && !constant(g, n.inputs[i])) return std::nullopt;
+    auto zp = [&](int i) { return i < static_cast<int>(n.inputs.size()) ? n.inputs[i] : -1; };
+    Epilogue e;
+    e.q = Quantized{-1, n.outputs[0], n.inputs[6], zp(7)};
+    e.output = n.outputs[0];
+    return QuantizedAdd{{-1, n.inputs[0], n.inputs[1], zp(2)}, {-1, n.inputs[3], n.inputs[4], zp(5)}, e};
+  }
+  if (!is_op(n, "Add") || n.inputs.size() != 2 || n.opset < 7 || n.inputs[0] == n.inputs[1]) return std::nullopt;
+  auto a = dequantized(g, n.inputs[0]), b = dequantized(g, n.inputs[1]);
+  if (!a || !b) return std::nullopt;
+  Epilogue e = epilogue_of(g, r, n.outputs[0]);
+  if (!e.q) return std::nullopt;
+  return QuantizedAdd{*a, *b, e};
+}
+
+// Rule 2.
+bool fuse_residual(Graph& g, const Readers& r, int ai) {
+  auto add = quantized_add(g, r, ai);
+  if (!add) return false;
+  // Same shapes (the sum post-op does not broadcast).
+  const Value &va = g.values[add->a.data], &vb = g.values[add->b.data];
+  if (!va.has_shape || !vb.has_shape || va.shape.size() != vb.shape.size()) return false;
+  for (size_t d = 0; d < va.shape.size(); ++d)
+    if (!va.shape[d].is_fixed() || va.shape[d].value != vb.shape[d].value) return false;
+  int best = -1;
+  const Quantized *mine = nullptr, *other = nullptr;
+  for (auto [m, o] : {std::pair{&add->a, &add->b}, std::pair{&add->b, &add->a}}) {
+    const int p = residual_conv(g, r, *m, ai);
+    if (p > best && g.values[o->data].producer < p) best = p, mine = m, other = o;
+  }
+  if (best < 0) return false;
+  const int y_zp = zero_point_input(g, *add->out.q);
+  std::vector<int> in = g.nodes[best].inputs;
+  in.resize(9, -1);
+  in[6] = add->out.q->scale;
+  in[7] = y_zp;
+  in.insert(in.end(), {other->data, other->scale, other->zero_point});
+  if (mine->node >= 0) g.nodes[mine->node].removed = true;
+  set_int(g.nodes[best], nn::kAttrSumInput, 1);
+  g.nodes[ai].removed = true;
+  rewrite_as(g, best, "QConv", in, add->out);
+  return true;
+}
+
+// A new constant: the 2-D int8/uint8 constant v transposed.
+int transposed_constant(Graph& g, int v) {
+  const Tensor bt = *constant(g, v);
+  Tensor t = Tensor::allocate(bt.dtype(), {bt.dim(1), bt.dim(0)});
+  const auto* src = static_cast<const uint8_t*>(bt.data());
+  auto* dst = static_cast<uint8_t*>(t.data());
+  for (int64_t i = 0; i < bt.dim(0); ++i)
+    for (int64_t j = 0; j < bt.dim(1); ++j) dst[j * bt.dim(0) + i] = src[i * bt.dim(1) + j];
+  return nn::add_constant(g, g.values[v].name + "_t", t);
+}
+
+// Rule 3 for QOperator files: a com.microsoft QGemm (transA = 0, alpha = 1, constant B and
+// scales, C an int32 [N] constant or absent) is a QMatMul.
+bool adopt_qgemm(Graph& g, int ni) {
+  Node& n = g.nodes[ni];
+  if (n.removed || n.domain != kMicrosoftDomain || n.op_type != "QGemm" || n.inputs.size() < 6) return false;
+  if (n.attrs.get_int("transA", 0) || n.attrs.get_float("alpha", 1.f) != 1.f) return false;
+  auto in = [&](int i) { return i < static_cast<int>(n.inputs.size()) ? n.inputs[i] : -1; };
+  const Tensor* b = constant(g, in(3));
+  if (!b || b->rank() != 2 || !constant(g, in(1)) || !constant(g, in(4)) || (in(5) >= 0 && !constant(g, in(5))))
+    return false;
+  const bool trans_b = n.attrs.get_int("transB", 0) != 0;
+  const int64_t cols = trans_b ? b->dim(0) : b->dim(1);
+  const Tensor* c = constant(g, in(6));
+  if ((in(6) >= 0 && (!c || c->dtype() != DType::kInt32 || c->numel() != cols)) || (in(7) >= 0 && !constant(g, in(7))))
+    return false;
+  const bool quantized = in(7) >= 0;
+  int y_zp = in(8);
+  if (quantized && y_zp < 0) y_zp = nn::add_constant(g, n.name + "_y_zero_point", Tensor::zeros(DType::kUInt8, {}));
+  const int bq = trans_b ? transposed_constant(g, in(3)) : in(3);
+  Node& m = g.nodes[ni];
+  m.inputs = {in(0), in(1), in(2), bq, in(4), in(5), quantized ? in(7) : -1, quantized ? y_zp : -1, in(6)};
+  m.op_type = "QMatMul";
+  m.domain = nn::kInternalDomain;
+  m.opset = 1;
+  for (const char* at : {"transA", "transB", "alpha"}) m.attrs.items.erase(at);
+  if (!quantized) set_int(m, kAttrFloatOutput, 1);
+  return true;
+}
+
+// Rule 3.
+bool fuse_matmul(Graph& g, const Readers& r, int ni) {
+  Node& n = g.nodes[ni];
+  const bool gemm = is_op(n, "Gemm");
+  if (!(gemm || is_op(n, "MatMul")) || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  if (gemm && (n.opset < 7 || n.attrs.get_int("transA", 0) || n.attrs.get_float("alpha", 1.f) != 1.f ||
+               n.attrs.get_float("beta", 1.f) != 1.f))
+    return false;
+  auto a = dequantized(g, n.inputs[0]);
+  auto b = dequantized(g, n.inputs[1], false);
+  if (!a || !b || !constant(g, b->data) || constant(g, b->data)->rank() != 2) return false;
+  const Value& av = g.values[n.inputs[0]];
+  if (gemm && (!av.has_shape || av.shape.size() != 2)) return false;
+  const bool trans_b = gemm && n.attrs.get_int("transB", 0) != 0;
+  const Tensor bt = *constant(g, b->data);
+  const int64_t cols = trans_b ? bt.dim(0) : bt.dim(1);
+  if (!weight_axis_ok(g, *b, trans_b ? 0 : 1, cols)) return false;
+  const int c = gemm && n.inputs.size() > 2 ? n.inputs[2] : -1;
+  const int bias = int32_bias(g, c, scalar(g, a->scale), *constant(g, b->scale), cols, n.name);
+  if (bias == -1) return false;
+  const int bq = trans_b ? transposed_constant(g, b->data) : b->data;  // QMatMul takes B as [K, N]
+  Epilogue e = epilogue_of(g, r, n.outputs[0]);
+  const int y_zp = e.q ? zero_point_input(g, *e.q) : -1;
+  for (const char* at : {"transA", "transB", "alpha", "beta"}) g.nodes[ni].attrs.items.erase(at);
+  rewrite_as(g, ni, "QMatMul",
+             {a->data, a->scale, a->zero_point, bq, b->scale, b->zero_point, e.q ? e.q->scale : -1, y_zp,
+              bias < 0 ? -1 : bias},
+             e);
+  return true;
+}
+
+// Rule 4: MaxPool, Flatten and Reshape between a DQ and a Q with the same parameters.
+bool int8_passthrough(Graph& g, const Readers& r, int ni) {
+  Node& n = g.nodes[ni];
+  const bool pool = is_op(n, "MaxPool") && n.opset >= 12 && (n.outputs.size() == 1 || n.outputs[1] < 0);
+  if ((!pool && !is_op(n, "Flatten") && !is_op(n, "Reshape")) || n.inputs.empty()) return false;
+  auto x = dequantized(g, n.inputs[0]);
+  auto q = quantized_by(g, r, n.outputs[0]);
+  if (!x || !q || !same_params(g, *x, *q)) return false;
+  n.inputs[0] = x->data;
+  n.outputs[0] = q->data;
+  g.values[q->data].producer = ni;
+  g.nodes[q->node].removed = true;
+  return true;
+}
+
+// Rule 4: ReduceMax/ReduceMin(DQ(x)) => DQ(ReduceMax(x)). The DQ node (earlier) becomes the
+// reduction and the reduction the DQ, so that the node order stays topological.
+bool reduce_before_dequantize(Graph& g, const Readers& r, int ni) {
+  const Node& n = g.nodes[ni];
+  if (!(is_op(n, "ReduceMax") || is_op(n, "ReduceMin")) || n.opset < 12 || n.outputs.size() != 1) return false;
+  auto x = dequantized(g, n.inputs[0]);
+  if (!x || scalar(g, x->scale) <= 0.f || sole_reader(r, n.inputs[0]) != ni) return false;
+  const int y = n.outputs[0], dq = x->node;
+  const int reduced = g.add_value(g.values[y].name + "_quantized");
+  g.values[reduced].dtype = g.values[x->data].dtype;
+  g.values[reduced].has_shape = g.values[y].has_shape;
+  g.values[reduced].shape = g.values[y].shape;
+  std::swap(g.nodes[dq], g.nodes[ni]);
+  g.nodes[dq].inputs[0] = x->data;  // the reduction, at the DQ's place
+  g.nodes[dq].outputs[0] = reduced;
+  g.nodes[ni].inputs[0] = reduced;  // the DQ, at the reduction's place
+  g.nodes[ni].outputs[0] = y;
+  g.values[reduced].producer = dq;
+  g.values[y].producer = ni;
+  return true;
+}
+
+}  // namespace
+
+bool fuse_qdq(Graph& g) {
+  bool changed = false;
+  // Convolutions and products first; residual Adds need their QConv; then what runs on int8.
+  for (int stage = 0; stage < 3; ++stage) {
+    Readers r = readers_of(g);
+    for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+      if (g.nodes[i].removed) continue;
+      bool c = false;
+      if (stage == 0)
+        c = fuse_conv(g, r, i) || adopt_qlinear_conv(g, i) || fuse_matmul(g, r, i) || adopt_qgemm(g, i);
+      else if (stage == 1)
+        c = fuse_residual(g, r, i);
+      else
+        c = int8_passthrough(g, r, i) || reduce_before_dequantize(g, r, i);
+      if (c) {
+        changed = true;
+        r = readers_of(g);
+      }
+    }
+  }
+  if (changed) drop_unread_dequantize(g);
+  return changed;
+}
+
+}  // namespace pointrt::quant
