@@ -22,7 +22,8 @@ std::vector<T> random_values(int64_t n, uint32_t seed) {
 template <typename O, typename A, typename B, typename F>
 void check_binary(const Shape& as, const Shape& bs, F f, uint32_t seed) {
   const Shape os = bcast::broadcast_shape(as, bs, "test");
-  const auto a = random_values<A>(shape_numel(as), seed), b = random_values<B>(shape_numel(bs), seed + 1);
+  const std::vector<A> a = random_values<A>(shape_numel(as), seed);
+  const std::vector<B> b = random_values<B>(shape_numel(bs), seed + 1);
   const int64_t n = shape_numel(os);
   std::unique_ptr<O[]> got(new O[n]), want(new O[n]);  // not vector<bool>
   bcast::binary(a.data(), as, b.data(), bs, got.get(), os, f);
