@@ -198,6 +198,12 @@ struct KernelInit {
   }
   /// Declared or inferred value of input i (dtype may be undefined).
   const Value* input_value(size_t i) const { return has_input(i) ? &graph.values[node.inputs[i]] : nullptr; }
+  /// "'role' (value 'name')" for messages about input i ("'role'" alone when the input is absent).
+  std::string input_label(size_t i, const char* role) const {
+    std::string s = str_cat("'", role, "'");
+    if (has_input(i)) s += str_cat(" (value '", graph.values[node.inputs[i]].name, "')");
+    return s;
+  }
 };
 
 using KernelFactory = std::function<std::unique_ptr<OpKernel>(const KernelInit&)>;

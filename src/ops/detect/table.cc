@@ -16,12 +16,6 @@ namespace {
 
 using namespace detect;
 
-std::string label(const KernelInit& init, size_t i, const char* role) {
-  std::string s = str_cat("'", role, "'");
-  if (init.has_input(i)) s += str_cat(" (value '", init.graph.values[init.node.inputs[i]].name, "')");
-  return s;
-}
-
 void check_map(const Tensor& t, const Shape& expected, const std::string& where, const std::string& name) {
   if (t.dtype() != DType::kFloat32 || t.shape() != expected)
     fail(where, ": input ", name, " must be float32 ", shape_to_string(expected), ", got ", dtype_name(t.dtype()), " ",
@@ -32,7 +26,7 @@ std::unique_ptr<OpKernel> decode_kernel(const KernelInit& init) {
   const DecodeAttrs attrs = parse_decode(init.attrs(), init.where());
   static const char* roles[] = {"heatmap", "offset", "height", "size", "rotation", "velocity"};
   std::vector<std::string> names;
-  for (size_t i = 0; i < 6; ++i) names.push_back(label(init, i, roles[i]));
+  for (size_t i = 0; i < 6; ++i) names.push_back(init.input_label(i, roles[i]));
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& heat = ctx.input(0);
     if (heat.dtype() != DType::kFloat32 || heat.rank() != 4 || heat.dim(0) < 1 || heat.dim(1) < 1)
@@ -76,8 +70,8 @@ std::vector<int32_t> read_ints(const Tensor& t, const Shape& expected, const std
 
 std::unique_ptr<OpKernel> nms_kernel(const KernelInit& init) {
   const NmsAttrs attrs = parse_nms(init.attrs(), init.where());
-  const std::vector<std::string> names = {label(init, 0, "boxes"), label(init, 1, "scores"), label(init, 2, "labels"),
-                                          label(init, 3, "count")};
+  const std::vector<std::string> names = {init.input_label(0, "boxes"), init.input_label(1, "scores"),
+                                          init.input_label(2, "labels"), init.input_label(3, "count")};
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& boxes = ctx.input(0);
     if (boxes.dtype() != DType::kFloat32 || boxes.rank() != 3 || boxes.dim(2) < 7 || boxes.dim(0) < 1)

@@ -32,12 +32,7 @@ ScratchAllocator run_scratch(KernelContext& ctx, Tensor& holder) {
 std::vector<std::string> input_labels(const KernelInit& init, std::initializer_list<const char*> roles) {
   std::vector<std::string> labels;
   size_t i = 0;
-  for (const char* role : roles) {
-    std::string label = str_cat("'", role, "'");
-    if (init.has_input(i)) label += str_cat(" (value '", init.graph.values[init.node.inputs[i]].name, "')");
-    labels.push_back(label);
-    ++i;
-  }
+  for (const char* role : roles) labels.push_back(init.input_label(i++, role));
   return labels;
 }
 

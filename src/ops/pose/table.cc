@@ -18,12 +18,6 @@ namespace {
 using namespace pose;
 using pointnet2::check_float_rank;
 
-std::string label(const KernelInit& init, size_t i, const char* role) {
-  std::string s = str_cat("'", role, "'");
-  if (init.has_input(i)) s += str_cat(" (value '", init.graph.values[init.node.inputs[i]].name, "')");
-  return s;
-}
-
 // Output i, or a scratch tensor when the node does not use it.
 Tensor& output_or_scratch(KernelContext& ctx, size_t i, DType dtype, const Shape& shape, Tensor& scratch) {
   if (i < ctx.num_outputs()) return ctx.output(i, dtype, shape);
@@ -40,7 +34,7 @@ void check_labels_shape(const Tensor& labels, int64_t batch, int64_t n, const st
 
 std::unique_ptr<OpKernel> mean_shift_kernel(const KernelInit& init) {
   auto attrs = parse_mean_shift(init.attrs(), init.where());
-  auto votes_name = label(init, 0, "votes"), labels_name = label(init, 1, "labels");
+  auto votes_name = init.input_label(0, "votes"), labels_name = init.input_label(1, "labels");
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& votes = ctx.input(0);
     const Tensor& labels = ctx.input(1);
@@ -65,7 +59,7 @@ std::unique_ptr<OpKernel> mean_shift_kernel(const KernelInit& init) {
 
 std::unique_ptr<OpKernel> instance_reduce_kernel(const KernelInit& init) {
   auto attrs = parse_instance_reduce(init.attrs(), init.where());
-  auto values_name = label(init, 0, "values"), labels_name = label(init, 1, "labels");
+  auto values_name = init.input_label(0, "values"), labels_name = init.input_label(1, "labels");
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& values = ctx.input(0);
     const Tensor& labels = ctx.input(1);
@@ -101,7 +95,8 @@ void check_weights(const Tensor& w, const Shape& expected, const std::string& wh
 }
 
 std::unique_ptr<OpKernel> rigid_fit_kernel(const KernelInit& init) {
-  auto names = std::vector<std::string>{label(init, 0, "source"), label(init, 1, "target"), label(init, 2, "weight")};
+  auto names = std::vector<std::string>{init.input_label(0, "source"), init.input_label(1, "target"),
+                                        init.input_label(2, "weight")};
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor& source = ctx.input(0);
     const Tensor& target = ctx.input(1);
