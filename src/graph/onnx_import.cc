@@ -6,6 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define POINTRT_HAS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POINTRT_HAS_ASAN 1
+#endif
+#endif
+#if POINTRT_HAS_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -89,6 +100,13 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
     close(fds[0]);
     int devnull = open("/dev/null", O_WRONLY);  // a crash here is expected and handled: keep it quiet
     if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+    // Die by the signal itself: handlers inherited from the parent (a sanitizer's, libFuzzer's,
+    // an embedding application's) would otherwise run here, e.g. libFuzzer writing a crash-*
+    // file for a crash that this function contains.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP}) signal(sig, SIG_DFL);
+#if POINTRT_HAS_ASAN
+    __sanitizer_set_death_callback(nullptr);  // likewise for an ASan report: the exit status says it
+#endif
     int status = 0;
     try {
       onnx::shape_inference::InferShapes(proto);
@@ -376,6 +394,9 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
       g.values[id].producer = static_cast<int>(g.nodes.size());
       n.outputs.push_back(id);
     }
+    // Every ONNX operator has at least one output; passes and kernels may rely on outputs[0].
+    if (std::none_of(n.outputs.begin(), n.outputs.end(), [](int id) { return id >= 0; }))
+      fail(file, ": ", n.describe(), " has no outputs (every ONNX operator produces at least one)");
     g.nodes.push_back(std::move(n));
   }
   for (int ni = 0; ni < gp.node_size(); ++ni) {
