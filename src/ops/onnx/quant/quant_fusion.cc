@@ -67,9 +67,12 @@ struct Quantized {
 // The quantization parameters of node `ni` (a DQ or Q) when they are constant and float32.
 std::optional<Quantized> params_of(const Graph& g, int ni, bool dequantize) {
   const Node& n = g.nodes[ni];
-  if (!is_op(n, dequantize ? "DequantizeLinear" : "QuantizeLinear") || n.inputs.size() < 2) return std::nullopt;
+  if (!is_op(n, dequantize ? "DequantizeLinear" : "QuantizeLinear") || n.inputs.size() < 2 ||
+      (!dequantize && n.outputs.empty()))
+    return std::nullopt;
   if (n.attrs.get_int("block_size", 0) != 0) return std::nullopt;
   Quantized q{ni, dequantize ? n.inputs[0] : n.outputs[0], n.inputs[1], n.inputs.size() > 2 ? n.inputs[2] : -1};
+  if (q.data < 0) return std::nullopt;  // an omitted data input or output (malformed)
   const Tensor* s = constant(g, q.scale);
   const Tensor* z = constant(g, q.zero_point);
   if (!s || s->dtype() != DType::kFloat32 || (q.zero_point >= 0 && !z) || !is_int8(g.values[q.data].dtype))
@@ -139,7 +142,9 @@ int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels,
 void drop_unread_dequantize(Graph& g) {
   Readers r = readers_of(g);
   for (auto& n : g.nodes)
-    if (is_op(n, "DequantizeLinear") && r.of[n.outputs[0]].empty() && !r.output[n.outputs[0]]) n.removed = true;
+    if (is_op(n, "DequantizeLinear") && !n.outputs.empty() && n.outputs[0] >= 0 && r.of[n.outputs[0]].empty() &&
+        !r.output[n.outputs[0]])
+      n.removed = true;
 }
 
 void set_int(Node& n, const char* name, int64_t v) { n.attrs.items[name] = Attribute::make_int(v); }
@@ -154,7 +159,7 @@ Epilogue epilogue_of(const Graph& g, const Readers& r, int y) {
   Epilogue e;
   e.output = y;
   int ri = sole_reader(r, y);
-  if (ri >= 0 && is_op(g.nodes[ri], "Relu")) {
+  if (ri >= 0 && is_op(g.nodes[ri], "Relu") && !g.nodes[ri].outputs.empty()) {
     e.relu = ri;
     e.output = g.nodes[ri].outputs[0];
   }
@@ -251,6 +256,7 @@ struct QuantizedAdd {
 };
 std::optional<QuantizedAdd> quantized_add(const Graph& g, const Readers& r, int ai) {
   const Node& n = g.nodes[ai];
+  if (n.outputs.empty()) return std::nullopt;
   if (!n.removed && n.domain == kMicrosoftDomain && n.op_type == "QLinearAdd" && n.inputs.size() >= 7) {
     for (int i : {1, 4, 6})
       if (!constant(g, n.inputs[i]) || constant(g, n.inputs[i])->numel() != 1) return std::nullopt;
@@ -374,7 +380,7 @@ bool fuse_matmul(Graph& g, const Readers& r, int ni) {
 bool int8_passthrough(Graph& g, const Readers& r, int ni) {
   Node& n = g.nodes[ni];
   const bool pool = is_op(n, "MaxPool") && n.opset >= 12 && (n.outputs.size() == 1 || n.outputs[1] < 0);
-  if ((!pool && !is_op(n, "Flatten") && !is_op(n, "Reshape")) || n.inputs.empty()) return false;
+  if ((!pool && !is_op(n, "Flatten") && !is_op(n, "Reshape")) || n.inputs.empty() || n.outputs.empty()) return false;
   auto x = dequantized(g, n.inputs[0]);
   auto q = quantized_by(g, r, n.outputs[0]);
   if (!x || !q || !same_params(g, *x, *q)) return false;
@@ -389,7 +395,9 @@ bool int8_passthrough(Graph& g, const Readers& r, int ni) {
 // reduction and the reduction the DQ, so that the node order stays topological.
 bool reduce_before_dequantize(Graph& g, const Readers& r, int ni) {
   const Node& n = g.nodes[ni];
-  if (!(is_op(n, "ReduceMax") || is_op(n, "ReduceMin")) || n.opset < 12 || n.outputs.size() != 1) return false;
+  if (!(is_op(n, "ReduceMax") || is_op(n, "ReduceMin")) || n.opset < 12 || n.outputs.size() != 1 || n.inputs.empty() ||
+      n.outputs[0] < 0)
+    return false;
   auto x = dequantized(g, n.inputs[0]);
   if (!x || scalar(g, x->scale) <= 0.f || sole_reader(r, n.inputs[0]) != ni) return false;
   const int y = n.outputs[0], dq = x->node;
