@@ -67,6 +67,14 @@ py::array to_numpy(const Tensor& t) {
 
 // A feed as an aligned, C-contiguous array in native byte order, or an Error naming the input.
 py::array feed_array(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::array>(value)) {  // the common case, without numpy calls from Python
+    py::array a = py::reinterpret_borrow<py::array>(value);
+    constexpr int kUsable = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+    if ((a.flags() & kUsable) == kUsable && a.dtype().attr("isnative").cast<bool>()) {
+      dtype_from_numpy(a.dtype(), name);  // refuses object, str, complex, structured, datetime
+      return a;
+    }
+  }
   if (value.is_none()) throw Error("input '" + name + "' is None, expected a numpy array");
   if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value))
     throw Error("input '" + name + "' is a " + type_name(value) + ", expected a numpy array");

@@ -18,7 +18,7 @@ struct NonfiniteCount {
   int64_t count = 0;   // NaN or +-Inf elements
   int64_t first = -1;  // flat index of the first, -1 if none
 };
-/// Counts in float32/float64/float16 tensors (other dtypes: none).
+/// Counts in float32/float64/float16/bfloat16 tensors (other dtypes: none).
 NonfiniteCount count_nonfinite(const Tensor& t);
 
 /// "[0, 4, 1]": the multi-index of flat element `flat` in `shape`.

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -165,6 +166,15 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
 
 namespace {
 
+// A copy in a pooled buffer: a fresh allocation of a large output would be a new mmap whose
+// pages fault in on every run (most of the cost of copying a fed 40 MB tensor back out).
+Tensor copy_from_pool(const std::shared_ptr<BufferPool>& pool, const Tensor& t) {
+  if (t.dtype() == DType::kString) return t.clone();
+  Tensor c = pool->allocate(pool, t.dtype(), t.shape());
+  if (t.nbytes()) std::memcpy(c.data(), t.data(), t.nbytes());
+  return c;
+}
+
 std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
                                 const RunHooks& hooks) {
   const Graph& g = s.graph;
@@ -214,7 +224,7 @@ std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::stri
     // caller buffer, possibly through Reshape/Squeeze views), is returned as a copy: the caller
     // may modify it, and it must outlive the caller's buffer.
     bool borrowed = g.values[g.outputs[i]].constant || !result[i].owns_storage();
-    if (borrowed) result[i] = result[i].clone();
+    if (borrowed) result[i] = copy_from_pool(s.pool, result[i]);
   }
   if (s.options.profile) {
     std::lock_guard<std::mutex> lock(s.profile_mutex);
