@@ -48,6 +48,20 @@ size_t check_tensor_size(DType dtype, const Shape& shape, size_t limit, const st
   return bytes;
 }
 
+bool tensor_size_within(DType dtype, const Shape& shape, size_t limit) {
+  int64_t n = 1;
+  bool overflow = false, zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    zero |= d == 0;
+    if (!overflow && !checked_mul(n, d, &n)) overflow = true;
+  }
+  if (zero) return true;  // an empty tensor, as checked_numel counts it
+  size_t bytes = 0;
+  if (overflow || __builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &bytes)) return false;
+  return bytes <= limit;
+}
+
 std::string format_bytes(size_t bytes) {
   if (bytes < 1024) return str_cat(bytes, " bytes");
   const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

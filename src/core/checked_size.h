@@ -30,6 +30,9 @@ size_t checked_nbytes(DType dtype, const Shape& shape, const std::string& what);
 /// "<what>: float32 [1000000000000] needs 4000000000000 bytes (3.6 TiB), above the limit of ...".
 /// Returns the byte size.
 size_t check_tensor_size(DType dtype, const Shape& shape, size_t limit, const std::string& what);
+/// True when check_tensor_size would pass (no dimension negative, no overflow, within `limit`);
+/// for hot paths that build check_tensor_size's message only when it fails.
+bool tensor_size_within(DType dtype, const Shape& shape, size_t limit);
 
 /// "512 bytes", "4000000000000 bytes (3.6 TiB)": sizes in messages, exact and readable.
 std::string format_bytes(size_t bytes);

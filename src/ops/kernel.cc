@@ -39,7 +39,9 @@ std::string KernelContext::output_name(size_t i) const {
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
   if (i >= outputs_.size()) fail(where(), ": kernel wrote output ", i, " but the node has ", outputs_.size());
-  check_tensor_size(dtype, shape, run_->allocator().max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
+  // The message is built only when the check fails: this runs for every output of every node.
+  if (!tensor_size_within(dtype, shape, run_->allocator().max_tensor_bytes()))
+    check_tensor_size(dtype, shape, run_->allocator().max_tensor_bytes(), str_cat(where(), ": ", output_name(i)));
   outputs_[i] = run_->allocator().allocate(dtype, shape);
   return outputs_[i];
 }

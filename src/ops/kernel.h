@@ -96,14 +96,16 @@ class KernelContext {
   /// subgraph this kernel runs). `run` must outlive the context.
   /// `graph` (the node's graph, optional) names values in messages.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
-                const RunContext& run, const Frame* frame, PhaseTimes* phases, const Graph* graph = nullptr)
+                const RunContext& run, const Frame* frame, PhaseTimes* phases, const Graph* graph = nullptr,
+                const std::string* where = nullptr)
       : node_(node),
         inputs_(std::move(inputs)),
         outputs_(outputs),
         run_(&run),
         frame_(frame),
         phases_(phases),
-        graph_(graph) {}
+        graph_(graph),
+        where_(where) {}
   /// For tests and tools that run one kernel by hand.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, Allocator& allocator,
                 RunCache& cache, PhaseTimes* phases = nullptr)
@@ -118,8 +120,15 @@ class KernelContext {
   KernelContext& operator=(const KernelContext&) = delete;
 
   const Node& node() const { return node_; }
-  /// "node 'name' (Op)" for error messages.
-  std::string where() const { return node_.describe(); }
+  /// "node 'name' (Op)" for error messages (computed once per context, or given by the executor,
+  /// which describes each planned node once).
+  const std::string& where() const {
+    if (where_) return *where_;
+    if (where_cache_.empty()) where_cache_ = node_.describe();
+    return where_cache_;
+  }
+  /// For the executor: the node's description, made at planning time; must outlive the context.
+  void set_where(const std::string* where) { where_ = where; }
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   /// Input i; an error naming the node if it is absent.
@@ -150,7 +159,7 @@ class KernelContext {
   /// an older operator version run the newer version's kernel on adapted inputs. Must not
   /// outlive this context.
   KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
-    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_);
+    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_, where_);
   }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
@@ -168,6 +177,8 @@ class KernelContext {
   const Frame* frame_;
   PhaseTimes* phases_;
   const Graph* graph_ = nullptr;
+  const std::string* where_ = nullptr;
+  mutable std::string where_cache_;
 };
 
 class OpKernel {

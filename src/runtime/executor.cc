@@ -19,19 +19,19 @@ const Tensor* Frame::lookup(const std::string& name) const {
 namespace {
 
 // Anything a kernel or its factory throws becomes a pointrt::Error that names the node.
+// (The description is made only when something is thrown: this wraps every node of every run.)
 template <typename F>
 auto naming_node(const Node& node, F&& body) -> decltype(body()) {
-  std::string who = node.describe();
   try {
     return body();
   } catch (const Error& e) {
-    std::string what = e.what();
+    std::string who = node.describe(), what = e.what();
     if (what.find(who) != std::string::npos) throw;
     throw Error(who + ": " + what);
   } catch (const std::bad_alloc&) {
-    throw Error(who + ": out of memory");
+    throw Error(node.describe() + ": out of memory");
   } catch (const std::exception& e) {
-    throw Error(str_cat(who, ": internal error (", e.what(), ")"));
+    throw Error(str_cat(node.describe(), ": internal error (", e.what(), ")"));
   }
 }
 
@@ -42,12 +42,14 @@ std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, co
 }
 
 void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
-              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame, PhaseTimes* phases) {
+              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame, PhaseTimes* phases,
+              const std::string* where) {
   std::vector<const Tensor*> ins;
   ins.reserve(node.inputs.size());
   for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
   outs.assign(node.outputs.size(), Tensor());
   KernelContext ctx(node, std::move(ins), outs, rc, frame, phases, &graph);
+  ctx.set_where(where);
   naming_node(node, [&] { kernel.run(ctx); });
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (node.outputs[i] >= 0 && !outs[i].defined()) fail(node.describe(), ": kernel did not produce output ", i);
@@ -59,7 +61,7 @@ ExecutionPlan::ExecutionPlan(const Graph& graph, const OpTable& table, std::stri
   for (const auto& n : g.nodes) {
     const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
     if (!e) fail(where_, ": ", n.describe(), " has no kernel after optimisation");
-    nodes_.push_back(PlannedNode{&n, make_kernel(*e, n, g), {}});
+    nodes_.push_back(PlannedNode{&n, make_kernel(*e, n, g), {}, n.describe()});
   }
   for (const std::string& name : outer_scope_names(g)) {
     int id = g.find_value(name);
@@ -117,7 +119,7 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
     auto t0 = std::chrono::steady_clock::now();
     phases.entries.clear();
     if (!rc.is_nested()) rc.allocator().begin_node(static_cast<int>(node_index));
-    run_node(g, *p.node, *p.kernel, slots, outs, rc, &frame, profile ? &phases : nullptr);
+    run_node(g, *p.node, *p.kernel, slots, outs, rc, &frame, profile ? &phases : nullptr, &p.where);
     for (size_t i = 0; i < p.node->outputs.size(); ++i)
       if (p.node->outputs[i] >= 0) slots[p.node->outputs[i]] = std::move(outs[i]);
     if (const ValueHook* hook = rc.value_hook())

@@ -45,6 +45,7 @@ struct PlannedNode {
   const Node* node;
   std::unique_ptr<OpKernel> kernel;
   std::vector<int> free_after;  // values dropped right after this node ran
+  std::string where;            // node->describe(), made once for the kernels' messages
 };
 
 /// The values of one execution of a plan: one slot per value of its graph, and the enclosing
@@ -95,9 +96,11 @@ class ExecutionPlan {
 
 /// Runs one node of `graph` on the values in `slots` (indexed by value id; -1 inputs are absent)
 /// and leaves its results in `outs` (one per node output). For the executor and constant folding.
-/// Whatever the kernel throws becomes an Error naming the node.
+/// Whatever the kernel throws becomes an Error naming the node. `where`: the node's description,
+/// when the caller made it once already (the kernel's messages use it).
 void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
-              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame = nullptr, PhaseTimes* phases = nullptr);
+              std::vector<Tensor>& outs, RunContext& rc, const Frame* frame = nullptr, PhaseTimes* phases = nullptr,
+              const std::string* where = nullptr);
 
 /// The kernel of `node` from its table row; whatever the factory throws becomes an Error naming the node.
 std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph);
