@@ -87,7 +87,12 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
     using S = decltype(stag);
     dispatch_all(to, "Cast target", [&](auto dtag) {
       using D = decltype(dtag);
-      bcast::unary(xs.data_as<S>(), y.data_as<D>(), n, [](S v) { return convert<D>(v); });
+      if constexpr (std::is_same_v<S, bool> && !std::is_same_v<D, bool>) {  // bytes: the loop then vectorises
+        bcast::unary(static_cast<const uint8_t*>(xs.data()), y.data_as<D>(), n,
+                     [](uint8_t v) { return v ? D(1) : D(0); });
+      } else {
+        bcast::unary(xs.data_as<S>(), y.data_as<D>(), n, [](S v) { return convert<D>(v); });
+      }
     });
   });
 }
