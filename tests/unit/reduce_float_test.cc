@@ -55,7 +55,7 @@ TEST(ReduceFloatFast, LastAxisShortAndLongRows) {
 
 TEST(ReduceFloatFast, MiddleAndLeadingAxes) {
   uint32_t seed = 100;
-  for (int64_t R : {1, 2, 3, 32, 1025})
+  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 32, 1025})  // 4-row steps and their tails
     for (int64_t inner : {2, 3, 17, 1023, 1025})
       for (bool nan : {false, true}) {
         if (R * inner > 40000) continue;  // the reference is slow; these sizes cover every block edge
