@@ -25,7 +25,7 @@ run_ctest build "release"
 if [ "${QUICK:-0}" != "1" ]; then
   echo "== stage 2: ASan + UBSan (clang) build, with the fuzz targets (tests/fuzz/README.md)"
   if CC=clang CXX=clang++ BUILD_DIR=build-asan \
-     CMAKE_ARGS="-DPOINTRT_SANITIZE=ON -DPOINTRT_FUZZ=ON -DPOINTRT_BUILD_BENCH=OFF -DPOINTRT_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
+     CMAKE_ARGS="-DPOINTRT_SANITIZE=ON -DPOINTRT_FUZZ=ON -DPOINTRT_BUILD_BENCH=OFF -DPOINTRT_BUILD_PYTHON=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" \
      scripts/setup.sh; then
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan "asan"
   else

@@ -15,7 +15,7 @@
 * :func:`pointrt.torch.mark` - name a tensor so that ``compare`` lines it up.
 
 Importing ``pointrt`` imports neither torch nor the compiled module; ``pointrt.Session`` loads
-the latter on first use (from the package, or from ``$POINTRT_EXT_DIR`` when set).
+the latter on first use (from ``$POINTRT_EXT_DIR`` when set, else from the package).
 """
 import os as _os
 
@@ -27,9 +27,10 @@ from .exporter import export, ExportReport, supported_opsets, default_opset  # n
 
 from .compare_engine import compare, CompareReport, LayerResult  # noqa: F401,E402
 
-# A compiled module built elsewhere (POINTRT_EXT_DIR) is found as pointrt._pointrt from the start.
+# A compiled module built elsewhere (POINTRT_EXT_DIR) is found as pointrt._pointrt from the start,
+# before one in the package folder (e.g. the sanitized build's module next to the Release one).
 if _os.environ.get("POINTRT_EXT_DIR"):
-    __path__.append(_os.environ["POINTRT_EXT_DIR"])  # noqa: F821 (the package's own __path__)
+    __path__.insert(0, _os.environ["POINTRT_EXT_DIR"])  # noqa: F821 (the package's own __path__)
 
 _RUNTIME_NAMES = ("Session", "ValueInfo", "supported_ops", "build_info")
 
