@@ -11,29 +11,9 @@ namespace sparse {
 
 // ---------------------------------------------------------------- attributes
 
-SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& where,
-                                        std::shared_ptr<SparseConvAttrs> forward) {
-  SparseConvAttrs s;
-  s.node_name = where;
-  s.kernel = get_ints3(a, "kernel_size", nullptr, where);
-  const Shape3 ones{1, 1, 1}, zeros{0, 0, 0};
-  s.stride = get_ints3(a, "stride", &ones, where);
-  s.padding = get_ints3(a, "padding", &zeros, where);
-  s.dilation = get_ints3(a, "dilation", &ones, where);
-  s.output_padding = get_ints3(a, "output_padding", &zeros, where);
-  s.in_shape = get_ints3(a, "input_spatial_shape", nullptr, where);
-  bool subm = a.get_int("subm", 0) != 0, transposed = a.get_int("transposed", 0) != 0,
-       inverse = a.get_int("inverse", 0) != 0;
-  if (subm + transposed + inverse > 1)
-    fail(where, ": at most one of subm, transposed, inverse may be set (got subm=", subm, ", transposed=", transposed,
-         ", inverse=", inverse, ")");
-  s.kind = subm         ? ConvKind::kSubm
-           : transposed ? ConvKind::kTransposed
-           : inverse    ? ConvKind::kInverse
-                        : ConvKind::kRegular;
-  s.rulebook = a.get_string("rulebook", "");
-  s.act = parse_activation(a.get_string("activation", "None"), where);
-  s.alpha = a.get_float("alpha", 0.01f);
+namespace {
+
+void check_geometry_attrs(const SparseConvAttrs& s, const std::string& where) {
   for (int d = 0; d < 3; ++d) {
     if (s.kernel[d] < 1) fail(where, ": kernel_size ", shape3_text(s.kernel), " must be >= 1 on every axis");
     if (s.stride[d] < 1) fail(where, ": stride ", shape3_text(s.stride), " must be >= 1 on every axis");
@@ -44,6 +24,11 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
       fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " must be >= 1 on every axis");
     if (s.in_shape[d] > (1 << 24)) fail(where, ": input_spatial_shape ", shape3_text(s.in_shape), " is too large");
   }
+}
+
+// The output spatial shape of each kind (OPS.md "SparseConv" shape rules); an inverse takes its
+// referenced convolution's input shape.
+void set_output_shape(SparseConvAttrs& s, std::shared_ptr<SparseConvAttrs> forward, const std::string& where) {
   switch (s.kind) {
     case ConvKind::kSubm:
       for (int d = 0; d < 3; ++d)
@@ -83,6 +68,9 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
       s.forward = forward;
       break;
   }
+}
+
+void check_spatial_shapes(const Attributes& a, const SparseConvAttrs& s, const std::string& where) {
   for (const Shape3* sh : {&s.in_shape, &s.out_shape})
     if ((*sh)[0] * (*sh)[1] * (*sh)[2] > (int64_t(1) << 40))
       fail(where, ": spatial shape ", shape3_text(*sh), " has more than 2^40 cells, more than supported");
@@ -94,6 +82,36 @@ SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& 
            shape3_text(s.kernel), ", stride ", shape3_text(s.stride), ", padding ", shape3_text(s.padding),
            ", dilation ", shape3_text(s.dilation), ")");
   }
+}
+
+}  // namespace
+
+SparseConvAttrs parse_sparse_conv_attrs(const Attributes& a, const std::string& where,
+                                        std::shared_ptr<SparseConvAttrs> forward) {
+  SparseConvAttrs s;
+  s.node_name = where;
+  s.kernel = get_ints3(a, "kernel_size", nullptr, where);
+  const Shape3 ones{1, 1, 1}, zeros{0, 0, 0};
+  s.stride = get_ints3(a, "stride", &ones, where);
+  s.padding = get_ints3(a, "padding", &zeros, where);
+  s.dilation = get_ints3(a, "dilation", &ones, where);
+  s.output_padding = get_ints3(a, "output_padding", &zeros, where);
+  s.in_shape = get_ints3(a, "input_spatial_shape", nullptr, where);
+  bool subm = a.get_int("subm", 0) != 0, transposed = a.get_int("transposed", 0) != 0,
+       inverse = a.get_int("inverse", 0) != 0;
+  if (subm + transposed + inverse > 1)
+    fail(where, ": at most one of subm, transposed, inverse may be set (got subm=", subm, ", transposed=", transposed,
+         ", inverse=", inverse, ")");
+  s.kind = subm         ? ConvKind::kSubm
+           : transposed ? ConvKind::kTransposed
+           : inverse    ? ConvKind::kInverse
+                        : ConvKind::kRegular;
+  s.rulebook = a.get_string("rulebook", "");
+  s.act = parse_activation(a.get_string("activation", "None"), where);
+  s.alpha = a.get_float("alpha", 0.01f);
+  check_geometry_attrs(s, where);
+  set_output_shape(s, std::move(forward), where);
+  check_spatial_shapes(a, s, where);
   return s;
 }
 
@@ -159,68 +177,15 @@ class SparseConvKernel : public OpKernel {
       run_packed = pack_sparse_weight(w.data_as<float>(), cout, attrs_.kernel_volume(), cin);
       packed = run_packed.data();
     }
-    const float* bias = nullptr;
-    if (ctx.has_input(3)) {
-      const Tensor& b = ctx.input(3);
-      if (b.dtype() != DType::kFloat32 || b.numel() != cout)
-        fail(where_, ": input 3 (bias) must be float32 [", cout, "], got ", dtype_name(b.dtype()), " ",
-             shape_to_string(b.shape()));
-      bias = b.data_as<float>();
-    }
+    const float* bias = bias_data(ctx, cout);
     IndexSource src{where_, indices_text_, "input_spatial_shape"};
     Sites sites = read_sites(ctx.input(1), n, attrs_.in_shape, src);
 
-    std::shared_ptr<const Rulebook> rb;
     const bool reverse = attrs_.kind == ConvKind::kInverse;
-    if (reverse) {
-      auto it = ctx.cache().entries.find(cache_key(ConvKind::kRegular, attrs_.rulebook));
-      if (it == ctx.cache().entries.end())
-        fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
-             "' names no regular SparseConv that ran earlier in this run");
-      rb = std::static_pointer_cast<const Rulebook>(it->second);
-      if (rb->pairs.num_out != n ||
-          (n > 0 && std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
-        fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->pairs.num_out,
-             " rows) of the convolution with rulebook key '", attrs_.rulebook, "' (", rb->attrs.node_name, ")");
-    } else if (!attrs_.rulebook.empty()) {
-      auto& entry = ctx.cache().entries[cache_key(attrs_.kind, attrs_.rulebook)];
-      if (entry) {
-        rb = std::static_pointer_cast<const Rulebook>(entry);
-        if (!same_geometry(rb->attrs, attrs_))
-          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
-               " but has a different geometry (kernel_size ", shape3_text(attrs_.kernel), " vs ",
-               shape3_text(rb->attrs.kernel), ", dilation ", shape3_text(attrs_.dilation), " vs ",
-               shape3_text(rb->attrs.dilation), ", input_spatial_shape ", shape3_text(attrs_.in_shape), " vs ",
-               shape3_text(rb->attrs.in_shape), ")");
-        if (rb->in_sites.count != n ||
-            (n > 0 && std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
-          fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name, " but its ",
-               indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
-      } else {
-        auto built = timed_rulebook(ctx, std::move(sites), src);
-        built->attrs.node_name = where_;
-        entry = built;
-        rb = built;
-      }
-    } else {
-      auto built = timed_rulebook(ctx, std::move(sites), src);
-      built->attrs.node_name = where_;
-      rb = built;
-    }
-
-    const PairLists* pairs = &rb->pairs;
-    std::shared_ptr<const PairLists> reversed;
-    if (reverse) {  // the reversed pairing is built once per run and key
-      auto& entry = ctx.cache().entries[str_cat("pointrt.sparse.rulebook-reversed/", attrs_.rulebook)];
-      if (!entry) {
-        auto t0 = std::chrono::steady_clock::now();
-        entry = std::make_shared<PairLists>(reverse_pairs(rb->pairs, rb->in_sites.count));
-        ctx.record_phase("rulebook",
-                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      }
-      reversed = std::static_pointer_cast<const PairLists>(entry);
-      pairs = reversed.get();
-    }
+    std::shared_ptr<const Rulebook> rb =
+        reverse ? forward_rulebook(ctx, sites, n) : rulebook_for(ctx, std::move(sites), src, n);
+    std::shared_ptr<const PairLists> reversed = reverse ? reversed_pairs(ctx, *rb) : nullptr;
+    const PairLists* pairs = reverse ? reversed.get() : &rb->pairs;
     const int64_t m = pairs->num_out;
     Tensor& y = ctx.output(0, DType::kFloat32, {m, cout});
     apply_pairs(*pairs, x.data_as<float>(), cin, packed, cout, y.data_as<float>());
@@ -233,10 +198,71 @@ class SparseConvKernel : public OpKernel {
   }
 
  private:
+  const float* bias_data(KernelContext& ctx, int64_t cout) const {
+    if (!ctx.has_input(3)) return nullptr;
+    const Tensor& b = ctx.input(3);
+    if (b.dtype() != DType::kFloat32 || b.numel() != cout)
+      fail(where_, ": input 3 (bias) must be float32 [", cout, "], got ", dtype_name(b.dtype()), " ",
+           shape_to_string(b.shape()));
+    return b.data_as<float>();
+  }
+
+  // An inverse node's rulebook: the one its regular convolution built earlier in this run, whose
+  // output sites must be this node's input sites.
+  std::shared_ptr<const Rulebook> forward_rulebook(KernelContext& ctx, const Sites& sites, int64_t n) const {
+    auto it = ctx.cache().entries.find(cache_key(ConvKind::kRegular, attrs_.rulebook));
+    if (it == ctx.cache().entries.end())
+      fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
+           "' names no regular SparseConv that ran earlier in this run");
+    auto rb = std::static_pointer_cast<const Rulebook>(it->second);
+    if (rb->pairs.num_out != n ||
+        (n > 0 && std::memcmp(rb->out_sites.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
+      fail(where_, ": ", indices_text_, " (", n, " rows) must be the output sites (", rb->pairs.num_out,
+           " rows) of the convolution with rulebook key '", attrs_.rulebook, "' (", rb->attrs.node_name, ")");
+    return rb;
+  }
+
+  // Built for this node, or shared by key within the run (same geometry and input sites).
+  std::shared_ptr<const Rulebook> rulebook_for(KernelContext& ctx, Sites sites, const IndexSource& src,
+                                               int64_t n) const {
+    if (attrs_.rulebook.empty()) return timed_rulebook(ctx, std::move(sites), src);
+    auto& entry = ctx.cache().entries[cache_key(attrs_.kind, attrs_.rulebook)];
+    if (!entry) {
+      auto built = timed_rulebook(ctx, std::move(sites), src);
+      entry = built;
+      return built;
+    }
+    auto rb = std::static_pointer_cast<const Rulebook>(entry);
+    if (!same_geometry(rb->attrs, attrs_))
+      fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name,
+           " but has a different geometry (kernel_size ", shape3_text(attrs_.kernel), " vs ",
+           shape3_text(rb->attrs.kernel), ", dilation ", shape3_text(attrs_.dilation), " vs ",
+           shape3_text(rb->attrs.dilation), ", input_spatial_shape ", shape3_text(attrs_.in_shape), " vs ",
+           shape3_text(rb->attrs.in_shape), ")");
+    if (rb->in_sites.count != n ||
+        (n > 0 && std::memcmp(rb->in_sites.rows.data(), sites.rows.data(), sizeof(int32_t) * 4 * n) != 0))
+      fail(where_, ": shares rulebook key '", attrs_.rulebook, "' with ", rb->attrs.node_name, " but its ",
+           indices_text_, " are different sites (", n, " rows vs ", rb->in_sites.count, ")");
+    return rb;
+  }
+
+  // The forward pairing read backwards, built once per run and key.
+  std::shared_ptr<const PairLists> reversed_pairs(KernelContext& ctx, const Rulebook& rb) const {
+    auto& entry = ctx.cache().entries[str_cat("pointrt.sparse.rulebook-reversed/", attrs_.rulebook)];
+    if (!entry) {
+      auto t0 = std::chrono::steady_clock::now();
+      entry = std::make_shared<PairLists>(reverse_pairs(rb.pairs, rb.in_sites.count));
+      ctx.record_phase("rulebook",
+                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return std::static_pointer_cast<const PairLists>(entry);
+  }
+
   // Site pairing, timed as the "rulebook" phase for `bench --profile`.
   std::shared_ptr<Rulebook> timed_rulebook(KernelContext& ctx, Sites sites, const IndexSource& src) const {
     auto t0 = std::chrono::steady_clock::now();
     auto built = build_rulebook(attrs_, std::move(sites), src);
+    built->attrs.node_name = where_;
     ctx.record_phase("rulebook",
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     return built;

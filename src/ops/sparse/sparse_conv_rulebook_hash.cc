@@ -58,70 +58,63 @@ std::vector<uint64_t> unique_output_keys(uint64_t key_space, int64_t n, ForEachC
   return sorted;
 }
 
-}  // namespace
-
-void build_hashed(Rulebook& rb, const IndexSource& src) {
+// Output sites (rows of the result) as (b, p0, p1, p2): the input sites for subm, else the sorted
+// unique sites some input reaches (kept in rb.out_sites). Sets rb.pairs.num_out.
+const int32_t* hashed_output_sites(Rulebook& rb, const IndexSource& src) {
   const SparseConvAttrs& attrs = rb.attrs;
   const Sites& in = rb.in_sites;
-  const int64_t volume = attrs.kernel_volume();
   const int64_t n = in.count;
-  PairLists& pl = rb.pairs;
-  const Shape3& is = attrs.in_shape;
-  const Shape3& os = attrs.out_shape;
-  const Shape3 k = attrs.kernel, st = attrs.stride, pad = attrs.padding, dil = attrs.dilation;
-  const SiteMap map = build_site_map(in, is, src);  // also rejects duplicate sites
-
-  // Output sites (rows of the result) as (b, p0, p1, p2).
-  const int32_t* out = nullptr;
-  int64_t m = 0;
   if (attrs.kind == ConvKind::kSubm) {
-    out = in.rows.data();
-    m = n;
-  } else {
-    int64_t batches = 0;
-    for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
-    // fwd[d][c * k + a]: the output coordinate input coordinate c reaches through kernel tap a, or -1.
-    std::vector<int32_t> fwd[3];
-    forward_tap_tables(attrs, fwd);
-    auto for_each_candidate = [&](int64_t q, auto&& emit) {
-      const int32_t* s = in.row(q);
-      const int32_t* f0 = fwd[0].data() + s[1] * k[0];
-      const int32_t* f1 = fwd[1].data() + s[2] * k[1];
-      const int32_t* f2 = fwd[2].data() + s[3] * k[2];
-      for (int64_t a0 = 0; a0 < k[0]; ++a0) {
-        if (f0[a0] < 0) continue;
-        for (int64_t a1 = 0; a1 < k[1]; ++a1) {
-          if (f1[a1] < 0) continue;
-          for (int64_t a2 = 0; a2 < k[2]; ++a2)
-            if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
-        }
-      }
-    };
-    const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
-    std::vector<uint64_t> keys = unique_output_keys(key_space, n, for_each_candidate);
-    m = static_cast<int64_t>(keys.size());
-    if (m > std::numeric_limits<int32_t>::max() / 2)
-      fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
-    rb.out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > (1 << 17))
-    for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb.out_sites.data() + 4 * i);
-    out = rb.out_sites.data();
+    rb.pairs.num_out = n;
+    return in.rows.data();
   }
-  pl.num_out = m;
+  const Shape3& os = attrs.out_shape;
+  const Shape3 k = attrs.kernel;
+  int64_t batches = 0;
+  for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+  // fwd[d][c * k + a]: the output coordinate input coordinate c reaches through kernel tap a, or -1.
+  std::vector<int32_t> fwd[3];
+  forward_tap_tables(attrs, fwd);
+  auto for_each_candidate = [&](int64_t q, auto&& emit) {
+    const int32_t* s = in.row(q);
+    const int32_t* f0 = fwd[0].data() + s[1] * k[0];
+    const int32_t* f1 = fwd[1].data() + s[2] * k[1];
+    const int32_t* f2 = fwd[2].data() + s[3] * k[2];
+    for (int64_t a0 = 0; a0 < k[0]; ++a0) {
+      if (f0[a0] < 0) continue;
+      for (int64_t a1 = 0; a1 < k[1]; ++a1) {
+        if (f1[a1] < 0) continue;
+        for (int64_t a2 = 0; a2 < k[2]; ++a2)
+          if (f2[a2] >= 0) emit(site_key(s[0], f0[a0], f1[a1], f2[a2], os));
+      }
+    }
+  };
+  const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
+  std::vector<uint64_t> keys = unique_output_keys(key_space, n, for_each_candidate);
+  const int64_t m = static_cast<int64_t>(keys.size());
+  if (m > std::numeric_limits<int32_t>::max() / 2)
+    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+  rb.out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+  for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb.out_sites.data() + 4 * i);
+  rb.pairs.num_out = m;
+  return rb.out_sites.data();
+}
 
-  // Output-major pairing: for each output p and offset o, the input q it reads. Lists come out
-  // sorted by output row. Subm: q = p + (a - c) * dil; regular: q = p * stride - pad + a * dil;
-  // transposed: q * stride = p + pad - a * dil.
-  const Shape3 center{(k[0] - 1) / 2, (k[1] - 1) / 2, (k[2] - 1) / 2};
-  // back[d][c * k + a]: the input coordinate output coordinate c reads through tap a, or -1.
-  std::vector<int32_t> back[3];
+// back[d][c * k + a]: the input coordinate output coordinate c reads through tap a, or -1.
+// Subm: q = p + (a - c) * dil; regular: q = p * stride - pad + a * dil; transposed:
+// q * stride = p + pad - a * dil.
+void backward_tap_tables(const SparseConvAttrs& attrs, std::vector<int32_t> back[3]) {
+  const Shape3 &is = attrs.in_shape, &os = attrs.out_shape, &k = attrs.kernel, &st = attrs.stride, &pad = attrs.padding,
+               &dil = attrs.dilation;
   for (int d = 0; d < 3; ++d) {
+    const int64_t center = (k[d] - 1) / 2;
     back[d].assign(static_cast<size_t>(os[d] * k[d]), -1);
     for (int64_t c = 0; c < os[d]; ++c)
       for (int64_t a = 0; a < k[d]; ++a) {
         int64_t q = -1;
         switch (attrs.kind) {
-          case ConvKind::kSubm: q = c + (a - center[d]) * dil[d]; break;
+          case ConvKind::kSubm: q = c + (a - center) * dil[d]; break;
           case ConvKind::kRegular: q = c * st[d] - pad[d] + a * dil[d]; break;
           default: {
             const int64_t num = c + pad[d] - a * dil[d];
@@ -131,70 +124,98 @@ void build_hashed(Rulebook& rb, const IndexSource& src) {
         if (q >= 0 && q < is[d]) back[d][c * k[d] + a] = static_cast<int32_t>(q);
       }
   }
-  // Subm offsets come in mirror pairs (o, volume-1-o): q = p + d  <=>  p = q - d. Only the first
-  // half (and the centre) needs hash lookups; the mirrors are derived below.
+}
+
+// The pairs of offset `o`: for each of the m output sites `out`, the input it reads through the
+// tap, found in the site map. Lookups in chunks: compute and prefetch the slots first, then probe
+// (hides cache misses). Lists come out sorted by output row.
+void probe_offset(const SparseConvAttrs& attrs, const SiteMap& map, const std::vector<int32_t> back[3],
+                  const int32_t* out, int64_t m, int64_t o, std::vector<int32_t>& ir, std::vector<int32_t>& orow) {
+  const Shape3& k = attrs.kernel;
+  const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
+  const int32_t* b0 = back[0].data() + a[0];
+  const int32_t* b1 = back[1].data() + a[1];
+  const int32_t* b2 = back[2].data() + a[2];
+  constexpr int kChunk = 32;
+  uint64_t keys[kChunk];
+  int32_t rows[kChunk];
+  for (int64_t p0 = 0; p0 < m; p0 += kChunk) {
+    const int64_t p1 = std::min(m, p0 + kChunk);
+    int cnt = 0;
+    for (int64_t p = p0; p < p1; ++p) {
+      const int32_t* s = out + 4 * p;
+      const int32_t q0 = b0[s[1] * k[0]], q1 = b1[s[2] * k[1]], q2 = b2[s[3] * k[2]];
+      if ((q0 | q1 | q2) < 0) continue;
+      keys[cnt] = site_key(s[0], q0, q1, q2, attrs.in_shape);
+      map.prefetch(keys[cnt]);
+      rows[cnt++] = static_cast<int32_t>(p);
+    }
+    for (int i = 0; i < cnt; ++i) {
+      const int32_t r = map.find(keys[i]);
+      if (r < 0) continue;
+      ir.push_back(r);
+      orow.push_back(rows[i]);
+    }
+  }
+}
+
+// Subm offsets come in mirror pairs (o, volume-1-o): q = p + d  <=>  p = q - d. Offsets from
+// `searched` on are the searched ones read backwards, re-sorted by output row.
+void mirror_offsets(PairLists& pl, int64_t searched, int64_t volume) {
+  const int64_t m = pl.num_out;
+#pragma omp parallel if (m * volume > 20000)
+  {
+    std::vector<int32_t> src_of(static_cast<size_t>(m), -1);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t o = searched; o < volume; ++o) {
+      const auto& fwd_in = pl.in_rows[volume - 1 - o];
+      const auto& fwd_out = pl.out_rows[volume - 1 - o];
+      for (size_t i = 0; i < fwd_in.size(); ++i) src_of[fwd_in[i]] = fwd_out[i];
+      auto& ir = pl.in_rows[o];
+      auto& orow = pl.out_rows[o];
+      ir.reserve(fwd_in.size());
+      orow.reserve(fwd_in.size());
+      for (int64_t q = 0; q < m; ++q)
+        if (src_of[q] >= 0) {
+          ir.push_back(src_of[q]);
+          orow.push_back(static_cast<int32_t>(q));
+          src_of[q] = -1;
+        }
+    }
+  }
+}
+
+}  // namespace
+
+void build_hashed(Rulebook& rb, const IndexSource& src) {
+  const SparseConvAttrs& attrs = rb.attrs;
+  const int64_t volume = attrs.kernel_volume();
+  PairLists& pl = rb.pairs;
+  const SiteMap map = build_site_map(rb.in_sites, attrs.in_shape, src);  // also rejects duplicate sites
+  const int32_t* out = hashed_output_sites(rb, src);
+  const int64_t m = pl.num_out;
+
+  // Output-major pairing: for each output p and offset o, the input q it reads.
+  std::vector<int32_t> back[3];
+  backward_tap_tables(attrs, back);
+  // Subm: only the first half of the offsets (and the centre) needs hash lookups.
   const bool mirror = attrs.kind == ConvKind::kSubm;
   const int64_t searched = mirror ? volume / 2 + 1 : volume;
+  const int64_t centre = volume / 2;  // subm: odd kernel sizes, so the middle offset is the centre tap
 #pragma omp parallel for schedule(dynamic, 1) if (m * searched > 20000)
   for (int64_t o = 0; o < searched; ++o) {
-    const int64_t a[3] = {o / (k[1] * k[2]), (o / k[2]) % k[1], o % k[2]};
     auto& ir = pl.in_rows[o];
     auto& orow = pl.out_rows[o];
-    if (attrs.kind == ConvKind::kSubm && a[0] == center[0] && a[1] == center[1] && a[2] == center[2]) {
+    if (mirror && o == centre) {
       ir.resize(m);
       orow.resize(m);
       for (int64_t p = 0; p < m; ++p) ir[p] = orow[p] = static_cast<int32_t>(p);
       pl.identity_offset = o;
       continue;
     }
-    const int32_t* b0 = back[0].data() + a[0];
-    const int32_t* b1 = back[1].data() + a[1];
-    const int32_t* b2 = back[2].data() + a[2];
-    // Lookups in chunks: compute and prefetch the slots first, then probe (hides cache misses).
-    constexpr int kChunk = 32;
-    uint64_t keys[kChunk];
-    int32_t rows[kChunk];
-    for (int64_t p0 = 0; p0 < m; p0 += kChunk) {
-      const int64_t p1 = std::min(m, p0 + kChunk);
-      int cnt = 0;
-      for (int64_t p = p0; p < p1; ++p) {
-        const int32_t* s = out + 4 * p;
-        const int32_t q0 = b0[s[1] * k[0]], q1 = b1[s[2] * k[1]], q2 = b2[s[3] * k[2]];
-        if ((q0 | q1 | q2) < 0) continue;
-        keys[cnt] = site_key(s[0], q0, q1, q2, is);
-        map.prefetch(keys[cnt]);
-        rows[cnt++] = static_cast<int32_t>(p);
-      }
-      for (int i = 0; i < cnt; ++i) {
-        const int32_t r = map.find(keys[i]);
-        if (r < 0) continue;
-        ir.push_back(r);
-        orow.push_back(rows[i]);
-      }
-    }
+    probe_offset(attrs, map, back, out, m, o, ir, orow);
   }
-  if (mirror) {
-#pragma omp parallel if (m * volume > 20000)
-    {
-      std::vector<int32_t> src_of(static_cast<size_t>(m), -1);
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t o = searched; o < volume; ++o) {
-        const auto& fwd_in = pl.in_rows[volume - 1 - o];
-        const auto& fwd_out = pl.out_rows[volume - 1 - o];
-        for (size_t i = 0; i < fwd_in.size(); ++i) src_of[fwd_in[i]] = fwd_out[i];
-        auto& ir = pl.in_rows[o];
-        auto& orow = pl.out_rows[o];
-        ir.reserve(fwd_in.size());
-        orow.reserve(fwd_in.size());
-        for (int64_t q = 0; q < m; ++q)
-          if (src_of[q] >= 0) {
-            ir.push_back(src_of[q]);
-            orow.push_back(static_cast<int32_t>(q));
-            src_of[q] = -1;
-          }
-      }
-    }
-  }
+  if (mirror) mirror_offsets(pl, searched, volume);
 }
 
 }  // namespace sparse

@@ -92,41 +92,134 @@ void merge_walk(const int64_t* skeys, int64_t n, int64_t delta, uint64_t* out, i
 // Groups of up to kMaxTaps innermost taps share one walk; wider kernels (k2 > 2*kMaxTaps+1) split.
 constexpr int64_t kMaxTaps = 4;
 
+// Keys are taken in a padded grid (each axis widened by the kernel half-width h = (k-1)/2 * dil on
+// both sides), so `key + delta(o)` is exactly the key of the shifted site, never a wrap-around into
+// the next row, plane or batch.
+struct PaddedGrid {
+  Shape3 half, padded;
+  uint64_t key(const int32_t* s) const {
+    return static_cast<uint64_t>(((s[0] * padded[0] + s[1] + half[0]) * padded[1] + s[2] + half[1]) * padded[2] + s[3] +
+                                 half[2]);
+  }
+};
+
+PaddedGrid padded_grid(const SparseConvAttrs& attrs) {
+  PaddedGrid g;
+  for (int d = 0; d < 3; ++d) {
+    g.half[d] = (attrs.kernel[d] - 1) / 2 * attrs.dilation[d];
+    g.padded[d] = attrs.in_shape[d] + 2 * g.half[d];
+  }
+  return g;
+}
+
+bool padded_keys_fit(const Sites& in, const PaddedGrid& g) {
+  int64_t batches = 0;
+  for (int64_t r = 0; r < in.count; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
+  const unsigned __int128 space =
+      static_cast<unsigned __int128>(batches) * g.padded[0] * g.padded[1] * static_cast<unsigned __int128>(g.padded[2]);
+  return space < (static_cast<unsigned __int128>(1) << 62);
+}
+
+// Offsets before the centre (a smaller key shift, by the lexicographic order of the taps) are
+// searched; each finds its mirror's pairs too. They are searched in groups: with dilation 1 on
+// the innermost axis, the taps a2 of one (a0, a1) shift to consecutive keys, so one walk serves
+// the whole group (the keys are unique integers: the hit for tap x + 1 is at the position after
+// the hit for tap x, or at the same position when tap x had none).
+struct TapGroup {
+  int64_t first_offset, taps;
+};
+
+std::vector<TapGroup> subm_tap_groups(const SparseConvAttrs& attrs) {
+  const Shape3& k = attrs.kernel;
+  const int64_t centre = attrs.kernel_volume() / 2;
+  std::vector<TapGroup> groups;
+  for (int64_t o = 0; o < centre;) {
+    const int64_t a2 = o % k[2];
+    int64_t taps = 1;
+    if (attrs.dilation[2] == 1)
+      while (taps < kMaxTaps && taps < k[2] - a2 && o + taps < centre) ++taps;
+    groups.push_back({o, taps});
+    o += taps;
+  }
+  return groups;
+}
+
+// One thread's buffers for walking tap groups over the sorted keys `skeys` (rows `srow`).
+struct SubmWalker {
+  const SparseConvAttrs& attrs;
+  const PaddedGrid& grid;
+  const int64_t* skeys;
+  const int32_t* srow;
+  int64_t n;
+  std::vector<uint64_t> hit;
+  std::vector<int32_t> nb_fwd, nb_mirror;
+
+  SubmWalker(const SparseConvAttrs& a, const PaddedGrid& g, const int64_t* keys, const int32_t* rows, int64_t count)
+      : attrs(a),
+        grid(g),
+        skeys(keys),
+        srow(rows),
+        n(count),
+        hit(static_cast<size_t>(count * kMaxTaps)),
+        nb_fwd(static_cast<size_t>(count), -1),
+        nb_mirror(static_cast<size_t>(count), -1) {}
+
+  // The pairs of the group's offsets and of their mirrors, into pl.
+  void walk(const TapGroup& group, PairLists& pl) {
+    const Shape3 &k = attrs.kernel, &dil = attrs.dilation, &half = grid.half, &padded = grid.padded;
+    const int64_t volume = attrs.kernel_volume();
+    const int64_t o0 = group.first_offset, taps = group.taps;
+    const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
+    const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
+                          (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
+    int64_t half_begin[2] = {0, 0}, hits[2 * kMaxTaps] = {};
+    switch (taps) {  // constant tap counts keep the hit counters in registers
+      case 1: merge_walk<1>(skeys, n, delta, hit.data(), half_begin, hits); break;
+      case 2: merge_walk<2>(skeys, n, delta, hit.data(), half_begin, hits); break;
+      case 3: merge_walk<3>(skeys, n, delta, hit.data(), half_begin, hits); break;
+      default: merge_walk<4>(skeys, n, delta, hit.data(), half_begin, hits); break;
+    }
+    for (int64_t x = 0; x < taps; ++x) {
+      const int64_t o = o0 + x;
+      int64_t count = 0;
+      for (int half_index = 0; half_index < 2; ++half_index) {
+        const int64_t c = hits[half_index * taps + x];
+        const uint64_t* hx = hit.data() + x * n + half_begin[half_index];
+        for (int64_t h = 0; h < c; ++h) {
+          const int32_t p = srow[static_cast<uint32_t>(hx[h])], q = srow[hx[h] >> 32];
+          nb_fwd[p] = q;     // offset o: output p reads input q
+          nb_mirror[q] = p;  // mirror offset: output q reads input p
+        }
+        count += c;
+      }
+      compact_neighbours(nb_fwd.data(), n, count, pl.in_rows[o], pl.out_rows[o]);
+      compact_neighbours(nb_mirror.data(), n, count, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
+    }
+  }
+};
+
 }  // namespace
 
-// Submanifold pairing by merge-join. Keys are taken in a padded grid (each axis widened by the
-// kernel half-width h = (k-1)/2 * dil on both sides), so `key + delta(o)` is exactly the key of
-// the shifted site, never a wrap-around into the next row, plane or batch. Sites sorted once by
-// key; for an offset with delta < 0 one two-pointer walk over the sorted keys finds every pair
-// (p, q = p + delta), and the same pairs read backwards are the mirror offset's (q' = q - delta).
+// Submanifold pairing by merge-join (PaddedGrid keys). Sites sorted once by key; for an offset
+// with delta < 0 one two-pointer walk over the sorted keys finds every pair (p, q = p + delta),
+// and the same pairs read backwards are the mirror offset's (q' = q - delta).
 // Returns false when the padded key space does not fit 62 bits (caller uses the hash path).
 bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   const SparseConvAttrs& attrs = rb.attrs;
   const Sites& in = rb.in_sites;
   const int64_t n = in.count;
-  const Shape3 k = attrs.kernel, dil = attrs.dilation, is = attrs.in_shape;
-  const int64_t volume = attrs.kernel_volume(), centre = volume / 2;
-  Shape3 half, padded;
-  for (int d = 0; d < 3; ++d) {
-    half[d] = (k[d] - 1) / 2 * dil[d];
-    padded[d] = is[d] + 2 * half[d];
-  }
-  int64_t batches = 0;
-  for (int64_t r = 0; r < n; ++r) batches = std::max<int64_t>(batches, in.row(r)[0] + 1);
-  const unsigned __int128 space =
-      static_cast<unsigned __int128>(batches) * padded[0] * padded[1] * static_cast<unsigned __int128>(padded[2]);
-  if (space >= (static_cast<unsigned __int128>(1) << 62)) return false;
+  const int64_t centre = attrs.kernel_volume() / 2;
+  const PaddedGrid grid = padded_grid(attrs);
+  if (!padded_keys_fit(in, grid)) return false;
 
   std::vector<uint64_t> keys(static_cast<size_t>(n));
   std::vector<int32_t> rows(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) {
-    const int32_t* s = in.row(r);
-    keys[r] = static_cast<uint64_t>(((s[0] * padded[0] + s[1] + half[0]) * padded[1] + s[2] + half[1]) * padded[2] +
-                                    s[3] + half[2]);
+    keys[r] = grid.key(in.row(r));
     rows[r] = static_cast<int32_t>(r);
   }
   radix_sort_by_key(keys, rows, key_bits(keys));
-  reject_duplicates(keys, in, is, src);
+  reject_duplicates(keys, in, attrs.in_shape, src);
 
   PairLists& pl = rb.pairs;
   pl.num_out = n;
@@ -136,61 +229,16 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   for (int64_t p = 0; p < n; ++p) pl.in_rows[centre][p] = pl.out_rows[centre][p] = static_cast<int32_t>(p);
   if (n == 0) return true;
 
-  // Offsets before the centre (a smaller key shift, by the lexicographic order of the taps) are
-  // searched; each finds its mirror's pairs too. They are searched in groups: with dilation 1 on
-  // the innermost axis, the taps a2 of one (a0, a1) shift to consecutive keys, so one walk serves
-  // the whole group (the keys are unique integers: the hit for tap x + 1 is at the position after
-  // the hit for tap x, or at the same position when tap x had none).
-  struct Group {
-    int64_t first_offset, taps;
-  };
-  std::vector<Group> groups;
-  for (int64_t o = 0; o < centre;) {
-    const int64_t a2 = o % k[2];
-    int64_t taps = 1;
-    if (dil[2] == 1)
-      while (taps < kMaxTaps && taps < k[2] - a2 && o + taps < centre) ++taps;
-    groups.push_back({o, taps});
-    o += taps;
-  }
-  keys.resize(static_cast<size_t>(n + k[2]), std::numeric_limits<int64_t>::max());  // sentinels for the group probes
+  const std::vector<TapGroup> groups = subm_tap_groups(attrs);
+  // Sentinels for the group probes.
+  keys.resize(static_cast<size_t>(n + attrs.kernel[2]), std::numeric_limits<int64_t>::max());
   const int64_t* skeys = reinterpret_cast<const int64_t*>(keys.data());
-  const int32_t* srow = rows.data();
   const int64_t num_groups = static_cast<int64_t>(groups.size());
 #pragma omp parallel if (n * centre > 20000)
   {
-    std::vector<uint64_t> hit(static_cast<size_t>(n * kMaxTaps));
-    std::vector<int32_t> nb_fwd(static_cast<size_t>(n), -1), nb_mirror(static_cast<size_t>(n), -1);
+    SubmWalker walker(attrs, grid, skeys, rows.data(), n);
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t g = 0; g < num_groups; ++g) {
-      const int64_t o0 = groups[g].first_offset, taps = groups[g].taps;
-      const int64_t a[3] = {o0 / (k[1] * k[2]), (o0 / k[2]) % k[1], o0 % k[2]};
-      const int64_t delta = (((a[0] * dil[0] - half[0]) * padded[1]) + (a[1] * dil[1] - half[1])) * padded[2] +
-                            (a[2] * dil[2] - half[2]);  // < 0; tap x of the group: delta + x
-      int64_t half_begin[2] = {0, 0}, hits[2 * kMaxTaps] = {};
-      switch (taps) {  // constant tap counts keep the hit counters in registers
-        case 1: merge_walk<1>(skeys, n, delta, hit.data(), half_begin, hits); break;
-        case 2: merge_walk<2>(skeys, n, delta, hit.data(), half_begin, hits); break;
-        case 3: merge_walk<3>(skeys, n, delta, hit.data(), half_begin, hits); break;
-        default: merge_walk<4>(skeys, n, delta, hit.data(), half_begin, hits); break;
-      }
-      for (int64_t x = 0; x < taps; ++x) {
-        const int64_t o = o0 + x;
-        int64_t count = 0;
-        for (int half_index = 0; half_index < 2; ++half_index) {
-          const int64_t c = hits[half_index * taps + x];
-          const uint64_t* hx = hit.data() + x * n + half_begin[half_index];
-          for (int64_t h = 0; h < c; ++h) {
-            const int32_t p = srow[static_cast<uint32_t>(hx[h])], q = srow[hx[h] >> 32];
-            nb_fwd[p] = q;     // offset o: output p reads input q
-            nb_mirror[q] = p;  // mirror offset: output q reads input p
-          }
-          count += c;
-        }
-        compact_neighbours(nb_fwd.data(), n, count, pl.in_rows[o], pl.out_rows[o]);
-        compact_neighbours(nb_mirror.data(), n, count, pl.in_rows[volume - 1 - o], pl.out_rows[volume - 1 - o]);
-      }
-    }
+    for (int64_t g = 0; g < num_groups; ++g) walker.walk(groups[g], pl);
   }
   return true;
 }
