@@ -92,37 +92,27 @@ ResizeAttrs parse_upsample_attrs(const Attributes& attrs, const std::string& whe
   return a;
 }
 
-ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi, const Tensor* scales,
-                                       const Tensor* sizes, const std::string& where) {
-  const int64_t rank = static_cast<int64_t>(in.size());
-  auto present = [](const Tensor* t) { return t != nullptr && t->defined() && t->numel() > 0; };
-  if (present(scales) && present(sizes))
-    fail(where, ": both 'scales' (", shape_to_string(scales->shape()), ") and 'sizes' (",
-         shape_to_string(sizes->shape()), ") are given; exactly one must be non-empty");
-  if (!present(scales) && !present(sizes))
-    fail(where, ": neither 'scales' nor 'sizes' is given; exactly one is required");
+namespace {
 
-  // The axes the scales/sizes/roi entries refer to.
+// The axes the scales/sizes/roi entries refer to.
+std::vector<int64_t> resize_axes(const ResizeAttrs& a, int64_t rank, const std::string& where) {
   std::vector<int64_t> axes;
   if (a.axes.empty()) {
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  } else {
-    std::set<int64_t> seen;
-    for (int64_t ax : a.axes) {
-      int64_t n = normalize_axis(ax, rank, where + " attribute 'axes'");
-      if (!seen.insert(n).second) fail(where, ": attribute 'axes' repeats axis ", ax);
-      axes.push_back(n);
-    }
+    return axes;
   }
+  std::set<int64_t> seen;
+  for (int64_t ax : a.axes) {
+    int64_t n = normalize_axis(ax, rank, where + " attribute 'axes'");
+    if (!seen.insert(n).second) fail(where, ": attribute 'axes' repeats axis ", ax);
+    axes.push_back(n);
+  }
+  return axes;
+}
+
+void read_roi(const ResizeAttrs& a, const Tensor* roi, const std::vector<int64_t>& axes, ResizeGeometry& g,
+              const std::string& where) {
   const size_t naxes = axes.size();
-
-  ResizeGeometry g;
-  g.in = in;
-  g.out = in;
-  g.scales.assign(rank, 1.0);
-  g.roi_start.assign(rank, 0.0);
-  g.roi_end.assign(rank, 1.0);
-
   if (roi != nullptr && roi->defined() && roi->numel() > 0 && a.coord == ResizeAttrs::Coord::kTfCropAndResize) {
     std::vector<double> r = tensor_to_doubles(*roi, where, "roi");
     if (r.size() != 2 * naxes)
@@ -135,50 +125,83 @@ ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, co
   } else if (a.coord == ResizeAttrs::Coord::kTfCropAndResize) {
     fail(where, ": coordinate_transformation_mode 'tf_crop_and_resize' needs a non-empty 'roi' input");
   }
+}
 
-  if (present(scales)) {
-    std::vector<double> s = tensor_to_doubles(*scales, where, "scales");
-    if (scales->rank() != 1 || s.size() != naxes)
-      fail(where, ": input 'scales' has shape ", shape_to_string(scales->shape()), ", expected [", naxes, "] (",
-           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in)
-                          : std::string("one per entry of 'axes'"),
-           ")");
-    for (size_t i = 0; i < naxes; ++i) {
-      if (!(s[i] > 0) || !std::isfinite(s[i]))
-        fail(where, ": input 'scales' value ", s[i], " at index ", i, " must be a positive finite number");
-      g.scales[axes[i]] = s[i];
-      // floor(scale * in), as the reference's astype(int)
-      double o = s[i] * static_cast<double>(in[axes[i]]);
-      if (o > 9.0e15) fail(where, ": input 'scales' value ", s[i], " makes axis ", axes[i], " too large");
-      g.out[axes[i]] = static_cast<int64_t>(std::floor(o));
-    }
-  } else {
-    if (sizes->dtype() != DType::kInt64)
-      fail(where, ": input 'sizes' has element type ", dtype_name(sizes->dtype()), ", expected int64");
-    if (sizes->rank() != 1 || static_cast<size_t>(sizes->numel()) != naxes)
-      fail(where, ": input 'sizes' has shape ", shape_to_string(sizes->shape()), ", expected [", naxes, "] (",
-           a.axes.empty() ? "one per input axis, input is " + shape_to_string(in)
-                          : std::string("one per entry of 'axes'"),
-           ")");
-    const int64_t* sz = sizes->data_as<int64_t>();
-    for (size_t i = 0; i < naxes; ++i) {
-      if (sz[i] < 0) fail(where, ": input 'sizes' value ", sz[i], " at index ", i, " is negative");
-      if (in[axes[i]] == 0 && sz[i] != 0)
-        fail(where, ": cannot resize axis ", axes[i], " of length 0 to length ", sz[i]);
-      g.out[axes[i]] = sz[i];
-      g.scales[axes[i]] = in[axes[i]] == 0 ? 1.0 : static_cast<double>(sz[i]) / static_cast<double>(in[axes[i]]);
-    }
-    if (a.policy != ResizeAttrs::AspectPolicy::kStretch) {
-      double scale = g.scales[axes[0]];
-      for (int64_t ax : axes)
-        scale = a.policy == ResizeAttrs::AspectPolicy::kNotLarger ? std::min(scale, g.scales[ax])
-                                                                  : std::max(scale, g.scales[ax]);
-      for (int64_t ax : axes) {
-        g.scales[ax] = scale;
-        g.out[ax] = static_cast<int64_t>(scale * static_cast<double>(in[ax]) + 0.5);  // round half up
-      }
-    }
+std::string expected_count(const ResizeAttrs& a, const Shape& in) {
+  return a.axes.empty() ? "one per input axis, input is " + shape_to_string(in)
+                        : std::string("one per entry of 'axes'");
+}
+
+// Output lengths floor(scale * in), as the reference's astype(int).
+void apply_scales(const ResizeAttrs& a, const Tensor& scales, const std::vector<int64_t>& axes, ResizeGeometry& g,
+                  const std::string& where) {
+  const size_t naxes = axes.size();
+  std::vector<double> s = tensor_to_doubles(scales, where, "scales");
+  if (scales.rank() != 1 || s.size() != naxes)
+    fail(where, ": input 'scales' has shape ", shape_to_string(scales.shape()), ", expected [", naxes, "] (",
+         expected_count(a, g.in), ")");
+  for (size_t i = 0; i < naxes; ++i) {
+    if (!(s[i] > 0) || !std::isfinite(s[i]))
+      fail(where, ": input 'scales' value ", s[i], " at index ", i, " must be a positive finite number");
+    g.scales[axes[i]] = s[i];
+    double o = s[i] * static_cast<double>(g.in[axes[i]]);
+    if (o > 9.0e15) fail(where, ": input 'scales' value ", s[i], " makes axis ", axes[i], " too large");
+    g.out[axes[i]] = static_cast<int64_t>(std::floor(o));
   }
+}
+
+// Output lengths from sizes, through one scale when keep_aspect_ratio_policy says so.
+void apply_sizes(const ResizeAttrs& a, const Tensor& sizes, const std::vector<int64_t>& axes, ResizeGeometry& g,
+                 const std::string& where) {
+  const size_t naxes = axes.size();
+  const Shape& in = g.in;
+  if (sizes.dtype() != DType::kInt64)
+    fail(where, ": input 'sizes' has element type ", dtype_name(sizes.dtype()), ", expected int64");
+  if (sizes.rank() != 1 || static_cast<size_t>(sizes.numel()) != naxes)
+    fail(where, ": input 'sizes' has shape ", shape_to_string(sizes.shape()), ", expected [", naxes, "] (",
+         expected_count(a, in), ")");
+  const int64_t* sz = sizes.data_as<int64_t>();
+  for (size_t i = 0; i < naxes; ++i) {
+    if (sz[i] < 0) fail(where, ": input 'sizes' value ", sz[i], " at index ", i, " is negative");
+    if (in[axes[i]] == 0 && sz[i] != 0) fail(where, ": cannot resize axis ", axes[i], " of length 0 to length ", sz[i]);
+    g.out[axes[i]] = sz[i];
+    g.scales[axes[i]] = in[axes[i]] == 0 ? 1.0 : static_cast<double>(sz[i]) / static_cast<double>(in[axes[i]]);
+  }
+  if (a.policy == ResizeAttrs::AspectPolicy::kStretch) return;
+  double scale = g.scales[axes[0]];
+  for (int64_t ax : axes)
+    scale = a.policy == ResizeAttrs::AspectPolicy::kNotLarger ? std::min(scale, g.scales[ax])
+                                                              : std::max(scale, g.scales[ax]);
+  for (int64_t ax : axes) {
+    g.scales[ax] = scale;
+    g.out[ax] = static_cast<int64_t>(scale * static_cast<double>(in[ax]) + 0.5);  // round half up
+  }
+}
+
+}  // namespace
+
+ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, const Tensor* roi, const Tensor* scales,
+                                       const Tensor* sizes, const std::string& where) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  auto present = [](const Tensor* t) { return t != nullptr && t->defined() && t->numel() > 0; };
+  if (present(scales) && present(sizes))
+    fail(where, ": both 'scales' (", shape_to_string(scales->shape()), ") and 'sizes' (",
+         shape_to_string(sizes->shape()), ") are given; exactly one must be non-empty");
+  if (!present(scales) && !present(sizes))
+    fail(where, ": neither 'scales' nor 'sizes' is given; exactly one is required");
+  const std::vector<int64_t> axes = resize_axes(a, rank, where);
+
+  ResizeGeometry g;
+  g.in = in;
+  g.out = in;
+  g.scales.assign(rank, 1.0);
+  g.roi_start.assign(rank, 0.0);
+  g.roi_end.assign(rank, 1.0);
+  read_roi(a, roi, axes, g, where);
+  if (present(scales))
+    apply_scales(a, *scales, axes, g, where);
+  else
+    apply_sizes(a, *sizes, axes, g, where);
   for (int64_t d = 0; d < rank; ++d)
     if (in[d] == 0 && g.out[d] != 0) fail(where, ": cannot resize axis ", d, " of length 0 to length ", g.out[d]);
   return g;
