@@ -179,6 +179,17 @@ class ScnRewrite {
     return it->second;
   }
 
+  // pointrt::<op> named like `n`, reading n's sparse input: its features and their indices.
+  onnx::NodeProto sparse_node(const onnx::NodeProto& n, const char* op) const {
+    onnx::NodeProto r;
+    r.set_name(n.name());
+    r.set_op_type(op);
+    r.set_domain("pointrt");
+    r.add_input(n.input(0));
+    r.add_input(sparse_indices(n, n.input(0)));
+    return r;
+  }
+
   void rewrite_node(onnx::NodeProto& n) {
     if (!is_default_domain(n.domain())) return;
     const std::string op = n.op_type();
@@ -214,12 +225,7 @@ class ScnRewrite {
                                                           "alpha"};
     if (n.input_size() < 2 || n.output_size() < 1)
       fail(node_text(n), ": needs inputs (x, weight[, bias]) and one output");
-    onnx::NodeProto r;
-    r.set_name(n.name());
-    r.set_op_type("SparseConv");
-    r.set_domain("pointrt");
-    r.add_input(n.input(0));
-    r.add_input(sparse_indices(n, n.input(0)));
+    onnx::NodeProto r = sparse_node(n, "SparseConv");
     for (int i = 1; i < n.input_size(); ++i) r.add_input(n.input(i));
     const std::string y = n.output(0);
     const std::string y_idx = unique_name(y + "_indices");
@@ -252,12 +258,7 @@ class ScnRewrite {
 
   onnx::NodeProto scatter_dense(const onnx::NodeProto& n) {
     if (n.input_size() < 1 || n.output_size() < 1) fail(node_text(n), ": needs one input and one output");
-    onnx::NodeProto r;
-    r.set_name(n.name());
-    r.set_op_type("ScatterDense");
-    r.set_domain("pointrt");
-    r.add_input(n.input(0));
-    r.add_input(sparse_indices(n, n.input(0)));
+    onnx::NodeProto r = sparse_node(n, "ScatterDense");
     r.add_output(n.output(0));
     auto shape = attr_ints(n, "input_spatial_shape", true);
     if (shape.size() != 3) fail(node_text(n), ": input_spatial_shape must have 3 values, got ", shape.size());

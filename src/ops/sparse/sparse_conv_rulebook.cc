@@ -1,6 +1,7 @@
 // SparseConv rulebook: which build_rulebook path runs, the helpers the sorted builders share (radix
 // sort, duplicate check, tap tables) and the reversed pairing of an inverse convolution.
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "ops/sparse/sparse_conv.h"
@@ -56,6 +57,16 @@ void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, 
 void radix_sort_keys(std::vector<uint64_t>& keys, int bits) {
   std::vector<int32_t> none;
   radix_sort_impl<false>(keys, none, bits);
+}
+
+void set_output_sites(Rulebook& rb, const std::vector<uint64_t>& sorted_keys, const IndexSource& src) {
+  const int64_t m = static_cast<int64_t>(sorted_keys.size());
+  if (m > std::numeric_limits<int32_t>::max() / 2)
+    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
+  rb.out_sites.resize(static_cast<size_t>(m) * 4);
+#pragma omp parallel for schedule(static) if (m > (1 << 17))
+  for (int64_t i = 0; i < m; ++i) key_to_site(sorted_keys[i], rb.attrs.out_shape, rb.out_sites.data() + 4 * i);
+  rb.pairs.num_out = m;
 }
 
 int key_bits(const std::vector<uint64_t>& keys) {

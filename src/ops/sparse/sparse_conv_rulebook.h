@@ -26,6 +26,9 @@ void forward_tap_tables(const SparseConvAttrs& attrs, std::vector<int32_t> fwd[3
 /// Stable LSD radix sort of (key, row) pairs by key (every key < 2^bits); keys alone.
 void radix_sort_by_key(std::vector<uint64_t>& keys, std::vector<int32_t>& rows, int bits);
 void radix_sort_keys(std::vector<uint64_t>& keys, int bits);
+/// rb.out_sites and rb.pairs.num_out from the sorted unique output keys (error naming src.where
+/// when there are too many).
+void set_output_sites(Rulebook& rb, const std::vector<uint64_t>& sorted_keys, const IndexSource& src);
 /// Bits needed for the largest key.
 int key_bits(const std::vector<uint64_t>& keys);
 /// Sorted keys with a repeated key mean a duplicate site: an error naming both rows.

@@ -90,14 +90,7 @@ const int32_t* hashed_output_sites(Rulebook& rb, const IndexSource& src) {
     }
   };
   const uint64_t key_space = static_cast<uint64_t>(batches) * os[0] * os[1] * os[2];
-  std::vector<uint64_t> keys = unique_output_keys(key_space, n, for_each_candidate);
-  const int64_t m = static_cast<int64_t>(keys.size());
-  if (m > std::numeric_limits<int32_t>::max() / 2)
-    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
-  rb.out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > (1 << 17))
-  for (int64_t i = 0; i < m; ++i) key_to_site(keys[i], os, rb.out_sites.data() + 4 * i);
-  rb.pairs.num_out = m;
+  set_output_sites(rb, unique_output_keys(key_space, n, for_each_candidate), src);
   return rb.out_sites.data();
 }
 

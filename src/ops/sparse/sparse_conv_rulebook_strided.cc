@@ -132,13 +132,7 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
   const ClassOrder co = sorted_by_class(attrs, rb.in_sites, src);
   std::vector<std::vector<uint64_t>> reach = reached_keys(attrs, co, pl);
   const std::vector<uint64_t> out_keys = union_of_keys(reach, co.batches, os);
-  const int64_t m = static_cast<int64_t>(out_keys.size());
-  if (m > std::numeric_limits<int32_t>::max() / 2)
-    fail(src.where, ": the convolution would produce ", m, " output sites, more than supported");
-  rb.out_sites.resize(static_cast<size_t>(m) * 4);
-#pragma omp parallel for schedule(static) if (m > (1 << 17))
-  for (int64_t i = 0; i < m; ++i) key_to_site(out_keys[i], os, rb.out_sites.data() + 4 * i);
-  pl.num_out = m;
+  set_output_sites(rb, out_keys, src);
 
   // Pass 2, per offset: merge-join its increasing keys with the sorted outputs -> output rows.
 #pragma omp parallel for schedule(dynamic, 1) if (n * volume > 20000)
