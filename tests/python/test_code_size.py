@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 _PATH = Path(__file__).resolve().parents[2] / "scripts" / "check_code_size.py"
 _SPEC = importlib.util.spec_from_file_location("check_code_size", _PATH)
 assert _SPEC and _SPEC.loader
 check_code_size = importlib.util.module_from_spec(_SPEC)
+sys.modules["check_code_size"] = check_code_size  # dataclasses look their module up
 _SPEC.loader.exec_module(check_code_size)
 
 SOURCE = r'''
