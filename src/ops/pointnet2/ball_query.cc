@@ -152,6 +152,51 @@ void scan_in_order(const float* pts, int64_t n, const float* centre, const BallQ
 // same whichever runs).
 constexpr double kTestCost = 0.2, kSpanCost = 8, kSortCostPerHit = 4;
 
+// Strategy (3) of query_one: cell by cell in blocks of point indices, stopping at the first block
+// that completes nsample hits. Returns the hits written to `out`, in point order.
+int64_t query_cell_blocks(const SpatialGrid& g, const int64_t lo[3], const int64_t hi[3], int64_t n,
+                          const float* centre, const BallQueryAttrs& a, double expected, Scratch& sc, int32_t* hits,
+                          int32_t* out) {
+  const int64_t nsample = a.nsample;
+  const double want = static_cast<double>(nsample);
+  const float r2 = a.radius2(), min_r2 = a.min_radius2();
+  const float cx = centre[0], cy = centre[1], cz = centre[2];
+  int64_t count = 0;
+  // Per-cell spans: inside a cell the points are in increasing index.
+  sc.cells.clear();
+  for (int64_t z = lo[2]; z <= hi[2]; ++z)
+    for (int64_t y = lo[1]; y <= hi[1]; ++y)
+      for (int64_t x = lo[0]; x <= hi[0]; ++x) {
+        int64_t id = g.cell_id(x, y, z);
+        if (g.cell_start[id] < g.cell_start[id + 1]) sc.cells.push_back({g.cell_start[id], g.cell_start[id + 1]});
+      }
+  int64_t block = n;  // one pass over all candidates
+  if (expected > 2.0 * want)
+    block = std::max<int64_t>(256, static_cast<int64_t>(static_cast<double>(n) * 2.0 * want / expected));
+  for (int64_t block_begin = 0; block_begin < n && count < nsample; block_begin += block) {
+    const int64_t block_end = std::min(n, block_begin + block);
+    int64_t found = 0;
+    for (Span& s : sc.cells) {
+      const int32_t* first = g.order.data() + s.cursor;
+      // Cells list their points in increasing index: the block's part is a prefix.
+      int32_t stop =
+          block_end == n
+              ? s.end
+              : static_cast<int32_t>(std::lower_bound(first, g.order.data() + s.end, static_cast<int32_t>(block_end)) -
+                                     g.order.data());
+      found += accept_range(g.x.data() + s.cursor, g.y.data() + s.cursor, g.z.data() + s.cursor, first, 0,
+                            stop - s.cursor, cx, cy, cz, r2, min_r2, hits + found);
+      s.cursor = stop;
+    }
+    // The block's hits come cell by cell; put them in point order and keep what is needed.
+    int64_t take = std::min(found, nsample - count);
+    sort_hits(hits, found, block_begin, block_end, sc);
+    std::copy(hits, hits + take, out + count);
+    count += take;
+  }
+  return count;
+}
+
 void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQueryAttrs& a, double reach, Scratch& sc,
                int32_t* out) {
   const SpatialGrid& g = bi.grid;
@@ -204,37 +249,7 @@ void query_one(const BatchIndex& bi, int64_t n, const float* centre, const BallQ
         count = std::min(found, nsample);
         std::copy(hits, hits + count, out);
       } else {
-        // Per-cell spans: inside a cell the points are in increasing index.
-        sc.cells.clear();
-        for (int64_t z = lo[2]; z <= hi[2]; ++z)
-          for (int64_t y = lo[1]; y <= hi[1]; ++y)
-            for (int64_t x = lo[0]; x <= hi[0]; ++x) {
-              int64_t id = g.cell_id(x, y, z);
-              if (g.cell_start[id] < g.cell_start[id + 1]) sc.cells.push_back({g.cell_start[id], g.cell_start[id + 1]});
-            }
-        int64_t block = n;  // one pass over all candidates
-        if (expected > 2.0 * want)
-          block = std::max<int64_t>(256, static_cast<int64_t>(static_cast<double>(n) * 2.0 * want / expected));
-        for (int64_t block_begin = 0; block_begin < n && count < nsample; block_begin += block) {
-          const int64_t block_end = std::min(n, block_begin + block);
-          int64_t found = 0;
-          for (Span& s : sc.cells) {
-            const int32_t* first = g.order.data() + s.cursor;
-            // Cells list their points in increasing index: the block's part is a prefix.
-            int32_t stop = block_end == n ? s.end
-                                          : static_cast<int32_t>(std::lower_bound(first, g.order.data() + s.end,
-                                                                                  static_cast<int32_t>(block_end)) -
-                                                                 g.order.data());
-            found += accept_range(g.x.data() + s.cursor, g.y.data() + s.cursor, g.z.data() + s.cursor, first, 0,
-                                  stop - s.cursor, cx, cy, cz, r2, min_r2, hits + found);
-            s.cursor = stop;
-          }
-          // The block's hits come cell by cell; put them in point order and keep what is needed.
-          int64_t take = std::min(found, nsample - count);
-          sort_hits(hits, found, block_begin, block_end, sc);
-          std::copy(hits, hits + take, out + count);
-          count += take;
-        }
+        count = query_cell_blocks(g, lo, hi, n, centre, a, expected, sc, hits, out);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace pointrt {
 namespace sparse {
@@ -41,77 +42,124 @@ struct ColumnStats {
 
 const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
 
-[[noreturn]] void diagnose(const Tensor& idx, const ScatterDenseAttrs& a, const std::string& where,
-                           const std::string& input) {
-  const int64_t n = idx.dim(0);
-  const int64_t limit[4] = {a.batch_size, a.spatial[0], a.spatial[1], a.spatial[2]};
-  ColumnStats st[4];
+// Per-column statistics of an index tensor against the dense output's limits.
+struct IndexStats {
+  int64_t n = 0, limit[4] = {0, 0, 0, 0};
+  ColumnStats col[4];
   int64_t all_minus_one_rows = 0;
-  for (int64_t r = 0; r < n; ++r) {
+};
+
+IndexStats index_stats(const Tensor& idx, const ScatterDenseAttrs& a) {
+  IndexStats st;
+  st.n = idx.dim(0);
+  const int64_t limit[4] = {a.batch_size, a.spatial[0], a.spatial[1], a.spatial[2]};
+  std::copy(limit, limit + 4, st.limit);
+  for (int64_t r = 0; r < st.n; ++r) {
     bool minus_one = true;
     for (int c = 0; c < 4; ++c) {
       int64_t v = idx.dtype() == DType::kInt32 ? value_at<int32_t>(idx, r, c) : value_at<int64_t>(idx, r, c);
       minus_one = minus_one && v == -1;
-      st[c].min = std::min(st[c].min, v);
-      st[c].max = std::max(st[c].max, v);
+      st.col[c].min = std::min(st.col[c].min, v);
+      st.col[c].max = std::max(st.col[c].max, v);
       if (v < 0 || v >= limit[c]) {
-        if (st[c].bad++ == 0) {
-          st[c].first_bad_row = r;
-          st[c].first_bad_value = v;
+        if (st.col[c].bad++ == 0) {
+          st.col[c].first_bad_row = r;
+          st.col[c].first_bad_value = v;
         }
       }
     }
-    all_minus_one_rows += minus_one;
+    st.all_minus_one_rows += minus_one;
   }
+  return st;
+}
+
+// What is out of range, column by column.
+std::string range_report(const IndexStats& st, const ScatterDenseAttrs& a, const std::string& where,
+                         const std::string& input) {
   std::string msg = str_cat(where, ": ", input, " has rows outside the dense output [batch_size ", a.batch_size,
                             ", C, ", a.spatial[0], ", ", a.spatial[1], ", ", a.spatial[2],
                             "]; they would be left out and the output would be (nearly) all zeros:");
   for (int c = 0; c < 4; ++c) {
-    const ColumnStats& s = st[c];
+    const ColumnStats& s = st.col[c];
+    const int64_t limit = st.limit[c];
     if (!s.bad) continue;
-    std::string range =
-        c == 0 ? str_cat("batch_size ", a.batch_size) : str_cat("spatial_shape[", c - 1, "] = ", limit[c]);
+    std::string range = c == 0 ? str_cat("batch_size ", a.batch_size) : str_cat("spatial_shape[", c - 1, "] = ", limit);
     msg += str_cat(" column ", c, " (", kColumn[c], ") = ", s.first_bad_value, " at row ", s.first_bad_row,
-                   " is outside [0, ", limit[c], ") of ", range, " (");
-    if (s.max >= limit[c])
-      msg += str_cat("max ", s.max, " exceeds the last valid index ", limit[c] - 1, " by ", s.max - limit[c] + 1);
-    if (s.max >= limit[c] && s.min < 0) msg += ", ";
+                   " is outside [0, ", limit, ") of ", range, " (");
+    if (s.max >= limit)
+      msg += str_cat("max ", s.max, " exceeds the last valid index ", limit - 1, " by ", s.max - limit + 1);
+    if (s.max >= limit && s.min < 0) msg += ", ";
     if (s.min < 0) msg += str_cat("min ", s.min, " is below 0 by ", -s.min);
-    msg += str_cat("; ", s.bad, " of ", n, " rows);");
+    msg += str_cat("; ", s.bad, " of ", st.n, " rows);");
   }
   msg.pop_back();
   msg += ".";
-  // Likely causes.
+  return msg;
+}
+
+// A reordering of the columns under which every row fits, the (batch, x, y, z) <-> (batch, z, y, x)
+// swap tried first; `reversed` says it was that one.
+std::optional<std::array<int, 4>> fitting_permutation(const IndexStats& st, bool* reversed) {
+  const bool all_nonneg = st.col[0].min >= 0 && st.col[1].min >= 0 && st.col[2].min >= 0 && st.col[3].min >= 0;
+  if (!all_nonneg) return std::nullopt;
+  std::vector<std::array<int, 4>> candidates = {{0, 3, 2, 1}};
+  std::array<int, 4> perm{0, 1, 2, 3};
+  while (std::next_permutation(perm.begin(), perm.end()))
+    if (perm != candidates[0]) candidates.push_back(perm);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    bool fits = true;
+    for (int d = 0; d < 4; ++d) fits = fits && st.col[candidates[i][d]].max < st.limit[d];
+    if (fits) {
+      *reversed = i == 0;
+      return candidates[i];
+    }
+  }
+  return std::nullopt;
+}
+
+// Non-negative spatial indices beyond spatial_shape: a grid one short, or the wrong grid.
+std::string grid_hint(const IndexStats& st, const ScatterDenseAttrs& a) {
+  Shape3 need{st.col[1].max + 1, st.col[2].max + 1, st.col[3].max + 1};
+  std::string ratio;
+  for (int d = 0; d < 3; ++d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", need[d] > a.spatial[d] ? double(need[d]) / double(a.spatial[d]) : 1.0);
+    ratio += str_cat(d ? ", " : "", buf);
+  }
+  bool off_by_one = true;
+  for (int d = 0; d < 3; ++d) off_by_one = off_by_one && need[d] <= a.spatial[d] + 1;
+  std::string short_axes;
+  for (int d = 0; d < 3; ++d)
+    if (need[d] > a.spatial[d])
+      short_axes += str_cat(short_axes.empty() ? "" : ", ", "axis ", d, " (indices reach ", need[d] - 1, ")");
+  if (off_by_one)
+    return str_cat("spatial_shape ", shape3_text(a.spatial), " is one short on ", short_axes,
+                   ": a grid computed with floor instead of round, or the extra z layer of "
+                   "mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])");
+  return str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
+                 shape3_text(a.spatial), " (x", ratio,
+                 " per axis): either they come from a finer grid (e.g. "
+                 "the voxelizer's coords fed to a ScatterDense that follows stride-2 convolutions; use "
+                 "the out_indices of the last SparseConv) or spatial_shape does not match the voxelizer's "
+                 "grid round((max - min) / voxel_size) per axis, in the order of the indices");
+}
+
+std::vector<std::string> likely_causes(const IndexStats& st, const ScatterDenseAttrs& a) {
   std::vector<std::string> hints;
-  bool spatial_bad = st[1].bad || st[2].bad || st[3].bad;
-  bool spatial_nonneg = st[1].min >= 0 && st[2].min >= 0 && st[3].min >= 0;
-  if (all_minus_one_rows > 0)
-    hints.push_back(str_cat(all_minus_one_rows,
+  const ColumnStats* c = st.col;
+  bool spatial_bad = c[1].bad || c[2].bad || c[3].bad;
+  bool spatial_nonneg = c[1].min >= 0 && c[2].min >= 0 && c[3].min >= 0;
+  if (st.all_minus_one_rows > 0)
+    hints.push_back(str_cat(st.all_minus_one_rows,
                             " rows are all -1: they look like the unused tail of a fixed-size voxel "
                             "buffer; pass only the first num_voxels rows (the count the voxelizer reports)"));
   else if (spatial_bad && !spatial_nonneg)
     hints.push_back(
         "negative spatial indices: the coordinates were computed from points outside point_cloud_range or "
         "with a different range origin than the voxelizer's");
-  const bool all_nonneg = spatial_nonneg && st[0].min >= 0;
-  // Does a reordering of the columns fit? The (batch, x, y, z) <-> (batch, z, y, x) swap first.
-  std::vector<std::array<int, 4>> candidates = {{0, 3, 2, 1}};
-  {
-    std::array<int, 4> perm{0, 1, 2, 3};
-    while (std::next_permutation(perm.begin(), perm.end()))
-      if (perm != candidates[0]) candidates.push_back(perm);
-  }
-  const std::array<int, 4>* fitting = nullptr;
-  if (all_nonneg)
-    for (const auto& perm : candidates) {
-      bool fits = true;
-      for (int d = 0; d < 4; ++d) fits = fits && st[perm[d]].max < limit[d];
-      if (fits) {
-        fitting = &perm;
-        break;
-      }
-    }
-  if (fitting && *fitting == candidates[0]) {
+  bool reversed = false;
+  const std::optional<std::array<int, 4>> fitting = fitting_permutation(st, &reversed);
+  if (fitting && reversed) {
     hints.push_back(str_cat("the spatial columns look reversed: the values fit [", a.spatial[2], ", ", a.spatial[1],
                             ", ", a.spatial[0], "], i.e. the indices are (batch, x, y, z) but spatial_shape ",
                             shape3_text(a.spatial),
@@ -126,37 +174,19 @@ const char* kColumn[4] = {"batch", "i0", "i1", "i2"};
         f[0] != 0 ? str_cat("; the batch index seems to be in column ", f[0], " but rows must be (batch, i0, i1, i2)")
                   : std::string()));
   } else {
-    if (spatial_bad && spatial_nonneg) {
-      Shape3 need{st[1].max + 1, st[2].max + 1, st[3].max + 1};
-      std::string ratio;
-      for (int d = 0; d < 3; ++d) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1f", need[d] > a.spatial[d] ? double(need[d]) / double(a.spatial[d]) : 1.0);
-        ratio += str_cat(d ? ", " : "", buf);
-      }
-      bool off_by_one = true;
-      for (int d = 0; d < 3; ++d) off_by_one = off_by_one && need[d] <= a.spatial[d] + 1;
-      std::string short_axes;
-      for (int d = 0; d < 3; ++d)
-        if (need[d] > a.spatial[d])
-          short_axes += str_cat(short_axes.empty() ? "" : ", ", "axis ", d, " (indices reach ", need[d] - 1, ")");
-      if (off_by_one)
-        hints.push_back(str_cat("spatial_shape ", shape3_text(a.spatial), " is one short on ", short_axes,
-                                ": a grid computed with floor instead of round, or the extra z layer of "
-                                "mmdet3d/SECOND-style models (sparse_shape = grid_size[::-1] + [1, 0, 0])"));
-      else
-        hints.push_back(
-            str_cat("the indices need a grid of at least ", shape3_text(need), " but spatial_shape is ",
-                    shape3_text(a.spatial), " (x", ratio,
-                    " per axis): either they come from a finer grid (e.g. "
-                    "the voxelizer's coords fed to a ScatterDense that follows stride-2 convolutions; use "
-                    "the out_indices of the last SparseConv) or spatial_shape does not match the voxelizer's "
-                    "grid round((max - min) / voxel_size) per axis, in the order of the indices"));
-    }
-    if (st[0].bad && st[0].min >= 0)
-      hints.push_back(str_cat("batch indices go up to ", st[0].max, " but batch_size is ", a.batch_size,
-                              ": set batch_size to ", st[0].max + 1, " (rows of later batches are otherwise lost)"));
+    if (spatial_bad && spatial_nonneg) hints.push_back(grid_hint(st, a));
+    if (c[0].bad && c[0].min >= 0)
+      hints.push_back(str_cat("batch indices go up to ", c[0].max, " but batch_size is ", a.batch_size,
+                              ": set batch_size to ", c[0].max + 1, " (rows of later batches are otherwise lost)"));
   }
+  return hints;
+}
+
+[[noreturn]] void diagnose(const Tensor& idx, const ScatterDenseAttrs& a, const std::string& where,
+                           const std::string& input) {
+  const IndexStats st = index_stats(idx, a);
+  std::string msg = range_report(st, a, where, input);
+  const std::vector<std::string> hints = likely_causes(st, a);
   if (!hints.empty()) {
     msg += " Likely cause: ";
     for (size_t i = 0; i < hints.size(); ++i) msg += (i ? "; also " : "") + hints[i];

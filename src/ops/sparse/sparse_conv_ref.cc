@@ -41,6 +41,105 @@ struct RefForward {  // what an inverse needs from the regular convolution
   std::vector<Site> in_sites, out_sites;
 };
 
+// One run's inputs, with the site lookup every kind uses.
+struct RefProblem {
+  const SparseConvAttrs& attrs;
+  std::vector<Site> in;
+  std::map<Site, int64_t> row_of;
+  const float *xd, *wd;
+  int64_t cin, cout, volume;
+
+  int64_t lookup(const Site& s) const {
+    auto it = row_of.find(s);
+    return it == row_of.end() ? int64_t(-1) : it->second;
+  }
+  int64_t offset(int64_t o, int d) const {
+    const Shape3& k = attrs.kernel;
+    return d == 0 ? o / (k[1] * k[2]) : d == 1 ? (o / k[2]) % k[1] : o % k[2];
+  }
+  // acc += W[:, o, :] . x[row r], when the site was found.
+  void add(std::vector<double>& acc, int64_t o, int64_t r) const {
+    if (r >= 0) accumulate(acc, wd, volume, o, cin, xd + r * cin);
+  }
+};
+
+// Subm: every output site is an input site; q = p + (a - centre) * dil.
+void subm_ref(const RefProblem& pb, std::vector<Site>& out_sites, std::vector<std::vector<double>>& acc) {
+  const Shape3 &k = pb.attrs.kernel, &dil = pb.attrs.dilation;
+  out_sites = pb.in;
+  acc.assign(pb.in.size(), std::vector<double>(pb.cout, 0.0));
+  for (size_t p = 0; p < pb.in.size(); ++p)
+    for (int64_t o = 0; o < pb.volume; ++o) {
+      Site q = pb.in[p];
+      for (int d = 0; d < 3; ++d) q[d + 1] += (pb.offset(o, d) - (k[d] - 1) / 2) * dil[d];
+      pb.add(acc[p], o, pb.lookup(q));
+    }
+}
+
+// Regular / transposed: the sites some input reaches (sorted), then for each one its inputs.
+void strided_ref(const RefProblem& pb, std::vector<Site>& out_sites, std::vector<std::vector<double>>& acc) {
+  const Shape3 &st = pb.attrs.stride, &pad = pb.attrs.padding, &dil = pb.attrs.dilation;
+  const Shape3 &is = pb.attrs.in_shape, &os = pb.attrs.out_shape;
+  const bool tr = pb.attrs.kind == ConvKind::kTransposed;
+  std::set<Site> outs;
+  for (const Site& q : pb.in)
+    for (int64_t o = 0; o < pb.volume; ++o) {
+      Site p = q;
+      bool ok = true;
+      for (int d = 0; d < 3; ++d) {
+        int64_t a = pb.offset(o, d);
+        if (tr)
+          p[d + 1] = q[d + 1] * st[d] - pad[d] + a * dil[d];
+        else {
+          int64_t num = q[d + 1] + pad[d] - a * dil[d];
+          if (num < 0 || num % st[d]) ok = false;
+          p[d + 1] = num / st[d];
+        }
+        ok = ok && p[d + 1] >= 0 && p[d + 1] < os[d];
+      }
+      if (ok) outs.insert(p);
+    }
+  out_sites.assign(outs.begin(), outs.end());
+  acc.assign(out_sites.size(), std::vector<double>(pb.cout, 0.0));
+  for (size_t i = 0; i < out_sites.size(); ++i)
+    for (int64_t o = 0; o < pb.volume; ++o) {
+      Site q = out_sites[i];
+      bool ok = true;
+      for (int d = 0; d < 3; ++d) {
+        int64_t a = pb.offset(o, d), p = out_sites[i][d + 1];
+        if (tr) {
+          int64_t num = p + pad[d] - a * dil[d];
+          if (num < 0 || num % st[d]) ok = false;
+          q[d + 1] = num / st[d];
+        } else {
+          q[d + 1] = p * st[d] - pad[d] + a * dil[d];
+        }
+        ok = ok && q[d + 1] >= 0 && q[d + 1] < is[d];
+      }
+      pb.add(acc[i], o, ok ? pb.lookup(q) : -1);
+    }
+}
+
+// Inverse: each pair (q_in, o, p_out) of the forward convolution `f`, in reverse.
+void inverse_ref(const RefProblem& pb, const RefForward& f, std::vector<Site>& out_sites,
+                 std::vector<std::vector<double>>& acc) {
+  const SparseConvAttrs& fa = f.attrs;
+  out_sites = f.in_sites;
+  acc.assign(out_sites.size(), std::vector<double>(pb.cout, 0.0));
+  for (size_t i = 0; i < out_sites.size(); ++i)
+    for (int64_t o = 0; o < pb.volume; ++o) {
+      Site p = out_sites[i];
+      bool ok = true;
+      for (int d = 0; d < 3; ++d) {
+        int64_t num = out_sites[i][d + 1] + fa.padding[d] - pb.offset(o, d) * fa.dilation[d];
+        if (num < 0 || num % fa.stride[d]) ok = false;
+        p[d + 1] = num / fa.stride[d];
+        ok = ok && p[d + 1] < fa.out_shape[d];
+      }
+      pb.add(acc[i], o, ok ? pb.lookup(p) : -1);
+    }
+}
+
 class SparseConvReferenceKernel : public OpKernel {
  public:
   explicit SparseConvReferenceKernel(const KernelInit& init) : attrs_(parse_sparse_conv_attrs(init)) {
@@ -51,118 +150,50 @@ class SparseConvReferenceKernel : public OpKernel {
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(2);
-    const int64_t n = x.dim(0), cin = x.dim(1), cout = w.dim(0), volume = attrs_.kernel_volume();
+    const int64_t n = x.dim(0), cin = x.dim(1);
     if (w.dim(4) != cin) fail(where_, ": features have Cin = ", cin, " but the weight expects Cin = ", w.dim(4));
-    const float* wd = w.data_as<float>();
-    const float* xd = x.data_as<float>();
     const float* bias = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
     // Validation (same rules and messages as the optimised kernel).
     read_sites(ctx.input(1), n, attrs_.in_shape, IndexSource{where_, indices_text_, "input_spatial_shape"});
-    std::vector<Site> in = sites_of(ctx.input(1));
-    std::map<Site, int64_t> row_of;
+    RefProblem pb{attrs_,   sites_of(ctx.input(1)), {}, x.data_as<float>(), w.data_as<float>(), cin,
+                  w.dim(0), attrs_.kernel_volume()};
     for (int64_t r = 0; r < n; ++r)
-      if (!row_of.emplace(in[r], r).second)
-        fail(where_, ": ", indices_text_, " rows ", row_of[in[r]], " and ", r, " are the same site");
-    auto lookup = [&](const Site& s) {
-      auto it = row_of.find(s);
-      return it == row_of.end() ? int64_t(-1) : it->second;
-    };
-    const Shape3 &k = attrs_.kernel, &st = attrs_.stride, &pad = attrs_.padding, &dil = attrs_.dilation;
-    const Shape3 &is = attrs_.in_shape, &os = attrs_.out_shape;
-    auto offset = [&](int64_t o, int d) { return d == 0 ? o / (k[1] * k[2]) : d == 1 ? (o / k[2]) % k[1] : o % k[2]; };
+      if (!pb.row_of.emplace(pb.in[r], r).second)
+        fail(where_, ": ", indices_text_, " rows ", pb.row_of[pb.in[r]], " and ", r, " are the same site");
 
     std::vector<Site> out_sites;
     std::vector<std::vector<double>> acc;
     switch (attrs_.kind) {
-      case ConvKind::kSubm: {
-        out_sites = in;
-        acc.assign(n, std::vector<double>(cout, 0.0));
-        for (int64_t p = 0; p < n; ++p)
-          for (int64_t o = 0; o < volume; ++o) {
-            Site q = in[p];
-            for (int d = 0; d < 3; ++d) q[d + 1] += (offset(o, d) - (k[d] - 1) / 2) * dil[d];
-            int64_t r = lookup(q);
-            if (r >= 0) accumulate(acc[p], wd, volume, o, cin, xd + r * cin);
-          }
-        break;
-      }
+      case ConvKind::kSubm: subm_ref(pb, out_sites, acc); break;
       case ConvKind::kRegular:
-      case ConvKind::kTransposed: {
-        const bool tr = attrs_.kind == ConvKind::kTransposed;
-        std::set<Site> outs;
-        for (const Site& q : in)
-          for (int64_t o = 0; o < volume; ++o) {
-            Site p = q;
-            bool ok = true;
-            for (int d = 0; d < 3; ++d) {
-              int64_t a = offset(o, d);
-              if (tr)
-                p[d + 1] = q[d + 1] * st[d] - pad[d] + a * dil[d];
-              else {
-                int64_t num = q[d + 1] + pad[d] - a * dil[d];
-                if (num < 0 || num % st[d]) ok = false;
-                p[d + 1] = num / st[d];
-              }
-              ok = ok && p[d + 1] >= 0 && p[d + 1] < os[d];
-            }
-            if (ok) outs.insert(p);
-          }
-        out_sites.assign(outs.begin(), outs.end());
-        acc.assign(out_sites.size(), std::vector<double>(cout, 0.0));
-        for (size_t i = 0; i < out_sites.size(); ++i)
-          for (int64_t o = 0; o < volume; ++o) {
-            Site q = out_sites[i];
-            bool ok = true;
-            for (int d = 0; d < 3; ++d) {
-              int64_t a = offset(o, d), p = out_sites[i][d + 1];
-              if (tr) {
-                int64_t num = p + pad[d] - a * dil[d];
-                if (num < 0 || num % st[d]) ok = false;
-                q[d + 1] = num / st[d];
-              } else {
-                q[d + 1] = p * st[d] - pad[d] + a * dil[d];
-              }
-              ok = ok && q[d + 1] >= 0 && q[d + 1] < is[d];
-            }
-            int64_t r = ok ? lookup(q) : -1;
-            if (r >= 0) accumulate(acc[i], wd, volume, o, cin, xd + r * cin);
-          }
-        if (!attrs_.rulebook.empty() && !tr) {
+      case ConvKind::kTransposed:
+        strided_ref(pb, out_sites, acc);
+        if (!attrs_.rulebook.empty() && attrs_.kind == ConvKind::kRegular) {
           auto f = std::make_shared<RefForward>();
           f->attrs = attrs_;
-          f->in_sites = in;
+          f->in_sites = pb.in;
           f->out_sites = out_sites;
           ctx.cache().entries["pointrt.sparse.ref/" + attrs_.rulebook] = f;
         }
         break;
-      }
-      case ConvKind::kInverse: {
-        auto it = ctx.cache().entries.find("pointrt.sparse.ref/" + attrs_.rulebook);
-        if (it == ctx.cache().entries.end())
-          fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
-               "' names no regular SparseConv that ran earlier in this run");
-        auto f = std::static_pointer_cast<RefForward>(it->second);
-        if (f->out_sites != in) fail(where_, ": indices must be the output sites of the referenced convolution");
-        const SparseConvAttrs& fa = f->attrs;
-        out_sites = f->in_sites;
-        acc.assign(out_sites.size(), std::vector<double>(cout, 0.0));
-        // Each pair (q_in, o, p_out) of the forward convolution, in reverse.
-        for (size_t i = 0; i < out_sites.size(); ++i)
-          for (int64_t o = 0; o < volume; ++o) {
-            Site p = out_sites[i];
-            bool ok = true;
-            for (int d = 0; d < 3; ++d) {
-              int64_t num = out_sites[i][d + 1] + fa.padding[d] - offset(o, d) * fa.dilation[d];
-              if (num < 0 || num % fa.stride[d]) ok = false;
-              p[d + 1] = num / fa.stride[d];
-              ok = ok && p[d + 1] < fa.out_shape[d];
-            }
-            int64_t r = ok ? lookup(p) : -1;
-            if (r >= 0) accumulate(acc[i], wd, volume, o, cin, xd + r * cin);
-          }
-        break;
-      }
+      case ConvKind::kInverse: inverse_ref(pb, forward_of(ctx, pb.in), out_sites, acc); break;
     }
+    write_outputs(ctx, out_sites, acc, pb.cout, bias);
+  }
+
+ private:
+  const RefForward& forward_of(KernelContext& ctx, const std::vector<Site>& in) const {
+    auto it = ctx.cache().entries.find("pointrt.sparse.ref/" + attrs_.rulebook);
+    if (it == ctx.cache().entries.end())
+      fail(where_, ": inverse SparseConv: rulebook key '", attrs_.rulebook,
+           "' names no regular SparseConv that ran earlier in this run");
+    auto f = std::static_pointer_cast<RefForward>(it->second);
+    if (f->out_sites != in) fail(where_, ": indices must be the output sites of the referenced convolution");
+    return *f;  // the run cache keeps it alive
+  }
+
+  void write_outputs(KernelContext& ctx, const std::vector<Site>& out_sites,
+                     const std::vector<std::vector<double>>& acc, int64_t cout, const float* bias) const {
     const int64_t m = static_cast<int64_t>(out_sites.size());
     Tensor& y = ctx.output(0, DType::kFloat32, {m, cout});
     for (int64_t i = 0; i < m; ++i)
@@ -176,7 +207,6 @@ class SparseConvReferenceKernel : public OpKernel {
     }
   }
 
- private:
   SparseConvAttrs attrs_;
   std::string where_, indices_text_;
 };
@@ -186,6 +216,33 @@ class SparseConvReferenceKernel : public OpKernel {
 std::unique_ptr<OpKernel> make_sparse_conv_reference_kernel(const KernelInit& init) {
   return std::make_unique<SparseConvReferenceKernel>(init);
 }
+
+namespace {
+
+// The input position q output position p reads through tap av (false when outside the input).
+// `g` holds the stride and padding: the referenced convolution's for an inverse.
+bool dense_input(const SparseConvAttrs& a, const SparseConvAttrs& g, const int64_t p[3], const int64_t av[3],
+                 int64_t q[3]) {
+  const Shape3 &k = a.kernel, &dil = a.dilation;
+  bool ok = true;
+  for (int d = 0; d < 3; ++d) {
+    switch (a.kind) {
+      case ConvKind::kSubm: q[d] = p[d] + (av[d] - (k[d] - 1) / 2) * dil[d]; break;
+      case ConvKind::kRegular: q[d] = p[d] * a.stride[d] - a.padding[d] + av[d] * dil[d]; break;
+      case ConvKind::kTransposed:
+      case ConvKind::kInverse: {  // input q with q*stride - pad + a*dil = p
+        int64_t num = p[d] + g.padding[d] - av[d] * g.dilation[d];
+        if (num < 0 || num % g.stride[d]) ok = false;
+        q[d] = num / g.stride[d];
+        break;
+      }
+    }
+    ok = ok && q[d] >= 0 && q[d] < a.in_shape[d];
+  }
+  return ok;
+}
+
+}  // namespace
 
 SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& features, const Tensor& indices,
                                       const Tensor& weight, const Tensor* bias, const Tensor* forward_input_indices) {
@@ -224,7 +281,7 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& fe
   } else if (a.kind == ConvKind::kInverse) {
     for (const Site& s : fwd_in) is_out[lin_out(s[0], s[1], s[2], s[3])] = 1;
   }
-  const Shape3 &k = a.kernel, &dil = a.dilation;
+  const Shape3& k = a.kernel;
   const SparseConvAttrs& g = a.kind == ConvKind::kInverse ? *a.forward : a;  // stride/pad source for inverse
   SparseResult res;
   res.channels = cout;
@@ -243,22 +300,7 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& fe
               for (int64_t a2 = 0; a2 < k[2]; ++a2) {
                 const int64_t av[3] = {a0, a1, a2};
                 int64_t q[3] = {0, 0, 0};
-                bool ok = true;
-                for (int d = 0; d < 3; ++d) {
-                  switch (a.kind) {
-                    case ConvKind::kSubm: q[d] = p[d] + (av[d] - (k[d] - 1) / 2) * dil[d]; break;
-                    case ConvKind::kRegular: q[d] = p[d] * a.stride[d] - a.padding[d] + av[d] * dil[d]; break;
-                    case ConvKind::kTransposed:
-                    case ConvKind::kInverse: {  // input q with q*stride - pad + a*dil = p
-                      int64_t num = p[d] + g.padding[d] - av[d] * g.dilation[d];
-                      if (num < 0 || num % g.stride[d]) ok = false;
-                      q[d] = num / g.stride[d];
-                      break;
-                    }
-                  }
-                  ok = ok && q[d] >= 0 && q[d] < is[d];
-                }
-                if (!ok) continue;
+                if (!dense_input(a, g, p, av, q)) continue;
                 int64_t l = lin_in(b, q[0], q[1], q[2]);
                 if (!occupied[l]) continue;
                 any = true;

@@ -115,6 +115,62 @@ inline void gather_channel(const T* plane, T* out, int64_t p0, int64_t p1, int64
   }
 }
 
+// The taps of one axis at source coordinate `coord`: index (ti), weight (tw), inside (tok).
+template <typename T>
+void axis_taps(const GridSampleAttrs& a, float coord, int64_t len, int64_t* ti, T* tw, uint8_t* tok) {
+  if (a.mode == GridSampleAttrs::Mode::kNearest) {
+    tok[0] = grid_sample_tap_index(a, safe_trunc(coord), len, &ti[0]);
+    tw[0] = T(1);
+    return;
+  }
+  const int64_t x0 = safe_floor(coord);
+  const float t = std::isnan(coord) ? 0.0f : coord - static_cast<float>(x0);
+  if (a.mode == GridSampleAttrs::Mode::kLinear) {
+    tw[0] = T(1 - t);
+    tw[1] = T(t);
+    for (int k = 0; k < 2; ++k) tok[k] = grid_sample_tap_index(a, x0 + k, len, &ti[k]);
+  } else {
+    float c[4];
+    grid_sample_cubic_coeffs(t, c);
+    for (int k = 0; k < 4; ++k) {
+      tw[k] = T(c[k]);
+      tok[k] = grid_sample_tap_index(a, x0 - 1 + k, len, &ti[k]);
+    }
+  }
+}
+
+// Every combination of one tap per axis (odometer over `combo`): the offsets and weights of the
+// taps that are inside and weigh something; returns how many.
+template <typename T>
+int64_t combine_taps(int64_t r, int64_t taps, const int64_t* stride, const int64_t* tap_idx, const T* tap_w,
+                     const uint8_t* tap_ok, int64_t* combo, int64_t* off, T* wt) {
+  int64_t K = 1;
+  for (int64_t d = 0; d < r; ++d) K *= taps;
+  int64_t m = 0;
+  std::fill(combo, combo + r, 0);
+  for (int64_t k = 0; k < K; ++k) {
+    bool ok = true;
+    int64_t o = 0;
+    T w = T(1);
+    for (int64_t d = 0; d < r; ++d) {
+      const int64_t j = d * 4 + combo[d];
+      ok = ok && tap_ok[j];
+      o += tap_idx[j] * stride[d];
+      w *= tap_w[j];
+    }
+    if (ok && w != T(0)) {
+      off[m] = o;
+      wt[m] = w;
+      ++m;
+    }
+    for (int64_t d = r - 1; d >= 0; --d) {  // odometer increment
+      if (++combo[d] < taps) break;
+      combo[d] = 0;
+    }
+  }
+  return m;
+}
+
 template <typename T, typename G>
 void grid_sample_typed(const GridSampleAttrs& a, const Shape& xs, const T* x, const G* grid, const Shape& ys, T* y) {
   const int64_t N = xs[0], C = xs[1];
@@ -146,54 +202,11 @@ void grid_sample_typed(const GridSampleAttrs& a, const Shape& xs, const T* x, co
           for (int64_t d = 0; d < r; ++d) {
             const int64_t len = xs[2 + d];
             const float coord = grid_sample_source_coordinate(a, static_cast<float>(g[r - 1 - d]), len);
-            int64_t* ti = &tap_idx[d * 4];
-            T* tw = &tap_w[d * 4];
-            uint8_t* tok = &tap_ok[d * 4];
-            if (a.mode == GridSampleAttrs::Mode::kNearest) {
-              tok[0] = grid_sample_tap_index(a, safe_trunc(coord), len, &ti[0]);
-              tw[0] = T(1);
-            } else {
-              const int64_t x0 = safe_floor(coord);
-              const float t = std::isnan(coord) ? 0.0f : coord - static_cast<float>(x0);
-              if (a.mode == GridSampleAttrs::Mode::kLinear) {
-                tw[0] = T(1 - t);
-                tw[1] = T(t);
-                for (int k = 0; k < 2; ++k) tok[k] = grid_sample_tap_index(a, x0 + k, len, &ti[k]);
-              } else {
-                float c[4];
-                grid_sample_cubic_coeffs(t, c);
-                for (int k = 0; k < 4; ++k) {
-                  tw[k] = T(c[k]);
-                  tok[k] = grid_sample_tap_index(a, x0 - 1 + k, len, &ti[k]);
-                }
-              }
-            }
+            axis_taps(a, coord, len, &tap_idx[d * 4], &tap_w[d * 4], &tap_ok[d * 4]);
           }
-          // Every combination of one tap per axis.
-          int64_t m = 0;
           const int64_t q = p - p0;
-          std::fill(combo.begin(), combo.end(), 0);
-          for (int64_t k = 0; k < K; ++k) {
-            bool ok = true;
-            int64_t o = 0;
-            T w = T(1);
-            for (int64_t d = 0; d < r; ++d) {
-              const int64_t j = d * 4 + combo[d];
-              ok = ok && tap_ok[j];
-              o += tap_idx[j] * stride[d];
-              w *= tap_w[j];
-            }
-            if (ok && w != T(0)) {
-              off[q * K + m] = o;
-              wt[q * K + m] = w;
-              ++m;
-            }
-            for (int64_t d = r - 1; d >= 0; --d) {  // odometer increment
-              if (++combo[d] < taps) break;
-              combo[d] = 0;
-            }
-          }
-          cnt[q] = m;
+          cnt[q] = combine_taps(r, taps, stride.data(), tap_idx.data(), tap_w.data(), tap_ok.data(), combo.data(),
+                                &off[q * K], &wt[q * K]);
         }
         for (int64_t c = 0; c < C; ++c) {
           const T* plane = x + (n * C + c) * in_plane;

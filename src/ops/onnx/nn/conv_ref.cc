@@ -87,24 +87,11 @@ Shape ConvGeometry::output_shape() const {
   return s;
 }
 
-ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, const Shape* b,
-                           const std::string& where) {
-  if (x.size() < 3) fail(where, ": input X must have rank >= 3 ([N, C, spatial...]), got shape ", shape_to_string(x));
-  if (w.size() != x.size())
-    fail(where, ": input W has shape ", shape_to_string(w), ", expected rank ", x.size(), " to match X ",
-         shape_to_string(x));
-  size_t nsp = x.size() - 2;
-  ConvGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.group = a.group;
-  g.in_spatial.assign(x.begin() + 2, x.end());
-  g.kernel.assign(w.begin() + 2, w.end());
-  if (!a.kernel_shape.empty() && a.kernel_shape != g.kernel)
-    fail(where, ": attribute kernel_shape ", shape_to_string(a.kernel_shape), " does not match W's spatial shape ",
-         shape_to_string(g.kernel));
-  for (int64_t k : g.kernel)
-    if (k < 1) fail(where, ": W has an empty kernel ", shape_to_string(w));
+namespace {
+
+// Channel counts from X and W (and B's shape); errors name the mismatch.
+void conv_channels(const ConvAttrs& a, const Shape& x, const Shape& w, const Shape* b, ConvGeometry& g,
+                   const std::string& where) {
   if (g.in_channels % g.group) fail(where, ": X has ", g.in_channels, " channels, not divisible by group ", g.group);
   if (!a.transpose) {
     if (w[1] * g.group != g.in_channels)
@@ -123,6 +110,75 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
     if (b->size() != 1 || (*b)[0] != g.out_channels)
       fail(where, ": input B has shape ", shape_to_string(*b), ", expected [", g.out_channels, "]");
   }
+}
+
+// Conv: padding (auto_pad) and output length of spatial axis i.
+void conv_axis(const ConvAttrs& a, size_t i, const Shape& x, ConvGeometry& g, const std::string& where) {
+  int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1, in = g.in_spatial[i], s = g.strides[i];
+  if (a.auto_pad == AutoPad::kValid) g.pad_begin[i] = g.pad_end[i] = 0;
+  if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
+    int64_t out = (in + s - 1) / s;
+    int64_t total = std::max<int64_t>(0, (out - 1) * s + dk - in);
+    g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+    g.pad_end[i] = total - g.pad_begin[i];
+  }
+  int64_t span = in + g.pad_begin[i] + g.pad_end[i] - dk;
+  if (span < 0)
+    fail(where, ": input X ", shape_to_string(x), " is smaller than the dilated kernel (", dk, ") in spatial dim ", i,
+         " even with padding");
+  g.out_spatial[i] = span / s + 1;
+}
+
+// ConvTranspose: padding and output length of spatial axis i (output_padding `op`).
+void conv_transpose_axis(const ConvAttrs& a, size_t i, int64_t op, const Shape& x, ConvGeometry& g,
+                         const std::string& where) {
+  const size_t nsp = g.in_spatial.size();
+  int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1, in = g.in_spatial[i], s = g.strides[i];
+  if (op < 0) fail(where, ": attribute output_padding must be >= 0, got ", op);
+  int64_t natural = s * (in - 1) + op + dk;
+  bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
+  if (!a.output_shape.empty() || same) {
+    int64_t out;
+    if (!a.output_shape.empty()) {
+      if (a.output_shape.size() != nsp && a.output_shape.size() != nsp + 2)
+        fail(where, ": attribute output_shape ", shape_to_string(a.output_shape), " must have ", nsp, " values");
+      out = a.output_shape[a.output_shape.size() - nsp + i];
+    } else {
+      out = in * s;
+    }
+    int64_t total = natural - out;
+    g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? floor_div(total, 2) : total - floor_div(total, 2);
+    g.pad_end[i] = total - g.pad_begin[i];
+    g.out_spatial[i] = out;
+  } else {
+    if (a.auto_pad == AutoPad::kValid) g.pad_begin[i] = g.pad_end[i] = 0;
+    g.out_spatial[i] = natural - g.pad_begin[i] - g.pad_end[i];
+  }
+  if (g.out_spatial[i] < 0)
+    fail(where, ": output spatial dim ", i, " would be ", g.out_spatial[i], " for X ", shape_to_string(x));
+}
+
+}  // namespace
+
+ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, const Shape* b,
+                           const std::string& where) {
+  if (x.size() < 3) fail(where, ": input X must have rank >= 3 ([N, C, spatial...]), got shape ", shape_to_string(x));
+  if (w.size() != x.size())
+    fail(where, ": input W has shape ", shape_to_string(w), ", expected rank ", x.size(), " to match X ",
+         shape_to_string(x));
+  size_t nsp = x.size() - 2;
+  ConvGeometry g;
+  g.batch = x[0];
+  g.in_channels = x[1];
+  g.group = a.group;
+  g.in_spatial.assign(x.begin() + 2, x.end());
+  g.kernel.assign(w.begin() + 2, w.end());
+  if (!a.kernel_shape.empty() && a.kernel_shape != g.kernel)
+    fail(where, ": attribute kernel_shape ", shape_to_string(a.kernel_shape), " does not match W's spatial shape ",
+         shape_to_string(g.kernel));
+  for (int64_t k : g.kernel)
+    if (k < 1) fail(where, ": W has an empty kernel ", shape_to_string(w));
+  conv_channels(a, x, w, b, g, where);
   const std::string for_x = "input X " + shape_to_string(x);
   auto per_dim = [&](const std::vector<int64_t>& v, const char* name, int64_t dflt, size_t n) {
     return window_attr_values(v, name, dflt, n, where, for_x);
@@ -133,46 +189,13 @@ ConvGeometry conv_geometry(const ConvAttrs& a, const Shape& x, const Shape& w, c
   g.pad_begin.assign(pads.begin(), pads.begin() + nsp);
   g.pad_end.assign(pads.begin() + nsp, pads.end());
   g.out_spatial.assign(nsp, 0);
+  const std::vector<int64_t> output_padding =
+      a.transpose ? per_dim(a.output_padding, "output_padding", 0, nsp) : std::vector<int64_t>();
   for (size_t i = 0; i < nsp; ++i) {
-    int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1, in = g.in_spatial[i], s = g.strides[i];
-    if (!a.transpose) {
-      if (a.auto_pad == AutoPad::kValid) g.pad_begin[i] = g.pad_end[i] = 0;
-      if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
-        int64_t out = (in + s - 1) / s;
-        int64_t total = std::max<int64_t>(0, (out - 1) * s + dk - in);
-        g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
-        g.pad_end[i] = total - g.pad_begin[i];
-      }
-      int64_t span = in + g.pad_begin[i] + g.pad_end[i] - dk;
-      if (span < 0)
-        fail(where, ": input X ", shape_to_string(x), " is smaller than the dilated kernel (", dk, ") in spatial dim ",
-             i, " even with padding");
-      g.out_spatial[i] = span / s + 1;
-    } else {
-      std::vector<int64_t> op = per_dim(a.output_padding, "output_padding", 0, nsp);
-      if (op[i] < 0) fail(where, ": attribute output_padding must be >= 0, got ", op[i]);
-      int64_t natural = s * (in - 1) + op[i] + dk;
-      bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
-      if (!a.output_shape.empty() || same) {
-        int64_t out;
-        if (!a.output_shape.empty()) {
-          if (a.output_shape.size() != nsp && a.output_shape.size() != nsp + 2)
-            fail(where, ": attribute output_shape ", shape_to_string(a.output_shape), " must have ", nsp, " values");
-          out = a.output_shape[a.output_shape.size() - nsp + i];
-        } else {
-          out = in * s;
-        }
-        int64_t total = natural - out;
-        g.pad_begin[i] = a.auto_pad == AutoPad::kSameUpper ? floor_div(total, 2) : total - floor_div(total, 2);
-        g.pad_end[i] = total - g.pad_begin[i];
-        g.out_spatial[i] = out;
-      } else {
-        if (a.auto_pad == AutoPad::kValid) g.pad_begin[i] = g.pad_end[i] = 0;
-        g.out_spatial[i] = natural - g.pad_begin[i] - g.pad_end[i];
-      }
-      if (g.out_spatial[i] < 0)
-        fail(where, ": output spatial dim ", i, " would be ", g.out_spatial[i], " for X ", shape_to_string(x));
-    }
+    if (a.transpose)
+      conv_transpose_axis(a, i, output_padding[i], x, g, where);
+    else
+      conv_axis(a, i, x, g, where);
   }
   if (g.batch < 0 || g.in_channels < 0) fail(where, ": bad input shape ", shape_to_string(x));
   return g;

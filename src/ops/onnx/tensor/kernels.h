@@ -32,6 +32,7 @@ std::unique_ptr<OpKernel> make_scatter_elements(const KernelInit& init, int redu
 std::unique_ptr<OpKernel> make_scatter_nd(const KernelInit& init, int reductions);
 // reorder_kernels.cc
 std::unique_ptr<OpKernel> make_trilu(const KernelInit& init);
+std::unique_ptr<OpKernel> make_eye_like(const KernelInit& init);
 /// DepthToSpace (`to_space`) or SpaceToDepth.
 std::unique_ptr<OpKernel> make_depth_space(const KernelInit& init, bool to_space);
 std::unique_ptr<OpKernel> make_reverse_sequence(const KernelInit& init);

@@ -1,8 +1,11 @@
-// Kernel factories of Trilu, DepthToSpace/SpaceToDepth, ReverseSequence, CenterCropPad,
+// Kernel factories of Trilu, EyeLike, DepthToSpace/SpaceToDepth, ReverseSequence, CenterCropPad,
 // Compress and Unique: attributes at prepare time, input checks and output shapes at run time.
+#include <optional>
+
 #include "ops/onnx/tensor/center_crop_pad.h"
 #include "ops/onnx/tensor/compress.h"
 #include "ops/onnx/tensor/depth_space.h"
+#include "ops/onnx/tensor/eye_like.h"
 #include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/reverse_sequence.h"
 #include "ops/onnx/tensor/trilu.h"
@@ -19,6 +22,18 @@ std::unique_ptr<OpKernel> make_trilu(const KernelInit& init) {
     const int64_t k = ctx.has_input(1) ? read_int_scalar(ctx.input(1), ctx.where(), "input 1 (k)") : 0;
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
     trilu_cpu(x, k, upper, y);
+  });
+}
+
+std::unique_ptr<OpKernel> make_eye_like(const KernelInit& init) {
+  const int64_t k = init.attrs().get_int("k", 0);
+  std::optional<DType> out;  // from `dtype`, checked at prepare; else X's type (the table checks it)
+  if (init.attrs().has("dtype")) out = eye_like_output_type(init.attrs(), DType::kUndefined, init.where());
+  return make_function_kernel([=](KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() != 2) fail(ctx.where(), ": input 0 must be 2-D, got shape ", shape_to_string(x.shape()));
+    Tensor& y = ctx.output(0, out ? *out : x.dtype(), x.shape());
+    eye_like_ref(k, y);
   });
 }
 

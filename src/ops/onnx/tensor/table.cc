@@ -2,6 +2,7 @@
 // semantics change (attributes that became inputs, new attributes or modes); each row's types
 // are those of its main input. Copy-type ops move bytes and serve every dtype (kCopyTypes).
 #include "ops/families.h"
+#include "ops/onnx/tensor/eye_like.h"
 #include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/legacy.h"
 #include "ops/onnx/tensor/tensor_utils.h"
@@ -97,6 +98,7 @@ Family register_onnx_tensor() {
   row(
       "ScatterND", 18, 21, C, [](const KernelInit& i) { return make_scatter_nd(i, 2); }, "reduction add/mul/max/min");
   row("Trilu", 14, 21, C, make_trilu, "upper/lower, optional k input");
+  row("EyeLike", 9, 21, eye_like_types(), make_eye_like, "dtype and k attributes; X's values not read");
   auto depth_to_space = [](const KernelInit& i) { return make_depth_space(i, true); };
   auto space_to_depth = [](const KernelInit& i) { return make_depth_space(i, false); };
   row("DepthToSpace", 1, 10, C, depth_to_space, "DCR");

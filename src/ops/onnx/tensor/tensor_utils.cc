@@ -105,6 +105,38 @@ void coalesce(Shape& shape, Strides& strides) {
   strides.swap(st2);
 }
 
+// A batched 2D transpose (strides[rank - 2] == 1): tiles of 16 x 16 so both sides stay in cache.
+template <typename E>
+void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst,
+                            bool parallel) {
+  const int rank = static_cast<int>(shape.size());
+  const int64_t total = shape_numel(shape), inner = shape[rank - 1], inner_stride = strides[rank - 1];
+  const int64_t rows = shape[rank - 2];
+  constexpr int64_t kTile = 16;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const int64_t batches = total / (rows * inner);
+  const int64_t jobs = batches * row_tiles;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t job = 0; job < jobs; ++job) {
+    int64_t batch = job / row_tiles, a0 = (job % row_tiles) * kTile;
+    int64_t base = src_offset, rem = batch;
+    for (int d = rank - 3; d >= 0; --d) {
+      base += (rem % shape[d]) * strides[d];
+      rem /= shape[d];
+    }
+    E* out = dst + batch * rows * inner;
+    const int64_t a1 = std::min(rows, a0 + kTile);
+    for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
+      const int64_t b1 = std::min(inner, b0 + kTile);
+      for (int64_t a = a0; a < a1; ++a) {
+        const E* s = src + base + a;
+        E* o = out + a * inner;
+        for (int64_t b = b0; b < b1; ++b) o[b] = s[b * inner_stride];
+      }
+    }
+  }
+}
+
 template <typename E>
 void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst) {
   const int rank = static_cast<int>(shape.size());
@@ -118,33 +150,8 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
   const bool parallel = worth_parallel(total * static_cast<int64_t>(sizeof(E)));
 
   // Batched 2D transpose: the second-innermost output dim walks the source contiguously.
-  if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0) {
-    const int64_t rows = shape[rank - 2];
-    constexpr int64_t kTile = 16;
-    const int64_t row_tiles = (rows + kTile - 1) / kTile;
-    const int64_t batches = total / (rows * inner);
-    const int64_t jobs = batches * row_tiles;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t job = 0; job < jobs; ++job) {
-      int64_t batch = job / row_tiles, a0 = (job % row_tiles) * kTile;
-      int64_t base = src_offset, rem = batch;
-      for (int d = rank - 3; d >= 0; --d) {
-        base += (rem % shape[d]) * strides[d];
-        rem /= shape[d];
-      }
-      E* out = dst + batch * rows * inner;
-      const int64_t a1 = std::min(rows, a0 + kTile);
-      for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
-        const int64_t b1 = std::min(inner, b0 + kTile);
-        for (int64_t a = a0; a < a1; ++a) {
-          const E* s = src + base + a;
-          E* o = out + a * inner;
-          for (int64_t b = b0; b < b1; ++b) o[b] = s[b * inner_stride];
-        }
-      }
-    }
-    return;
-  }
+  if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0)
+    return copy_batched_transpose(src, src_offset, shape, strides, dst, parallel);
 
   // Rows of the innermost dim; each thread decomposes its first row once, then steps an odometer.
   const int64_t rows = total / inner;
