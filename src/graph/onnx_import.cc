@@ -309,6 +309,24 @@ void topological_sort(Graph& g, const std::string& file) {
   g.compact();
 }
 
+// A node's outputs as new values it produces ("" = omitted: -1). Every ONNX operator has at least
+// one output; the graph passes and kernels may rely on outputs[0].
+void add_node_outputs(Graph& g, const onnx::NodeProto& np, Node& n, const std::string& file) {
+  for (const auto& o : np.output()) {
+    if (o.empty()) {
+      n.outputs.push_back(-1);
+      continue;
+    }
+    if (g.find_value(o) >= 0)
+      fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
+    int id = g.add_value(o);
+    g.values[id].producer = static_cast<int>(g.nodes.size());
+    n.outputs.push_back(id);
+  }
+  if (std::none_of(n.outputs.begin(), n.outputs.end(), [](int id) { return id >= 0; }))
+    fail(file, ": ", n.describe(), " has no outputs (every ONNX operator produces at least one)");
+}
+
 }  // namespace
 
 std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, const ExternalDataRoots& roots,
@@ -383,20 +401,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
     n.attrs.owner = n.describe();
     for (const auto& a : np.attribute())
       n.attrs.items[a.name()] = convert_attribute(a, roots, file + ": " + n.describe());
-    for (const auto& o : np.output()) {
-      if (o.empty()) {
-        n.outputs.push_back(-1);
-        continue;
-      }
-      if (g.find_value(o) >= 0)
-        fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
-      int id = g.add_value(o);
-      g.values[id].producer = static_cast<int>(g.nodes.size());
-      n.outputs.push_back(id);
-    }
-    // Every ONNX operator has at least one output; passes and kernels may rely on outputs[0].
-    if (std::none_of(n.outputs.begin(), n.outputs.end(), [](int id) { return id >= 0; }))
-      fail(file, ": ", n.describe(), " has no outputs (every ONNX operator produces at least one)");
+    add_node_outputs(g, np, n, file);
     g.nodes.push_back(std::move(n));
   }
   for (int ni = 0; ni < gp.node_size(); ++ni) {
