@@ -137,6 +137,74 @@ void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape
   }
 }
 
+// Contiguous rows (inner stride 1) whose outer dims come from the source in another order (a
+// Transpose that keeps the last axis, e.g. the attention head split (0, 2, 1, 3)): the rows are
+// walked in the source's order, so the reads stream and each output row is still written whole.
+// In output order the reads would jump between several distant source streams.
+// The order of the outer dims by source stride, or empty when it is the output's own order or a
+// stride is not positive (broadcast or reversed views keep the output-order walk).
+std::vector<int> source_row_order(const Shape& shape, const Strides& strides, size_t row_bytes) {
+  const int outer_rank = static_cast<int>(shape.size()) - 1;
+  if (outer_rank < 2 || strides[outer_rank] != 1 || row_bytes < 64) return {};
+  for (int d = 0; d < outer_rank; ++d)
+    if (strides[d] <= 0) return {};
+  std::vector<int> order(outer_rank);
+  for (int d = 0; d < outer_rank; ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+  for (int d = 0; d < outer_rank; ++d)
+    if (order[d] != d) return order;
+  return {};
+}
+
+template <typename E>
+void copy_rows_in_source_order(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst,
+                               const std::vector<int>& order, bool parallel) {
+  const int outer_rank = static_cast<int>(order.size());
+  const int64_t inner = shape[outer_rank];
+  Strides out_strides(outer_rank);
+  for (int64_t d = outer_rank - 1, s = inner; d >= 0; s *= shape[d], --d) out_strides[d] = s;
+  Shape dims(outer_rank);
+  Strides from(outer_rank), to(outer_rank);
+  for (int i = 0; i < outer_rank; ++i) {
+    dims[i] = shape[order[i]];
+    from[i] = strides[order[i]];
+    to[i] = out_strides[order[i]];
+  }
+  const int64_t rows = shape_numel(dims);
+  auto do_rows = [&](int64_t r0, int64_t r1) {
+    if (r0 >= r1) return;
+    std::vector<int64_t> idx(outer_rank);
+    int64_t rem = r0, s = src_offset, o = 0;
+    for (int d = outer_rank - 1; d >= 0; --d) {
+      idx[d] = rem % dims[d];
+      rem /= dims[d];
+      s += idx[d] * from[d];
+      o += idx[d] * to[d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      std::memcpy(dst + o, src + s, static_cast<size_t>(inner) * sizeof(E));
+      for (int d = outer_rank - 1; d >= 0; --d) {  // odometer step
+        s += from[d];
+        o += to[d];
+        if (++idx[d] < dims[d]) break;
+        s -= idx[d] * from[d];
+        o -= idx[d] * to[d];
+        idx[d] = 0;
+      }
+    }
+  };
+  if (parallel && rows > 1) {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t chunk = (rows + nt - 1) / nt;
+      do_rows(std::min(rows, t * chunk), std::min(rows, (t + 1) * chunk));
+    }
+  } else {
+    do_rows(0, rows);
+  }
+}
+
 template <typename E>
 void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst) {
   const int rank = static_cast<int>(shape.size());
@@ -152,6 +220,8 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
   // Batched 2D transpose: the second-innermost output dim walks the source contiguously.
   if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0)
     return copy_batched_transpose(src, src_offset, shape, strides, dst, parallel);
+  const std::vector<int> order = source_row_order(shape, strides, static_cast<size_t>(inner) * sizeof(E));
+  if (!order.empty()) return copy_rows_in_source_order(src, src_offset, shape, strides, dst, order, parallel);
 
   // Rows of the innermost dim; each thread decomposes its first row once, then steps an odometer.
   const int64_t rows = total / inner;
