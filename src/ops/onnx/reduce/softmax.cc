@@ -123,7 +123,7 @@ inline void softmax_row(const T* __restrict in, T* __restrict out, int64_t R_dyn
 
 template <typename T, int64_t kWidth>
 void softmax_rows_of(const T* x, T* y, int64_t outer, int64_t R, bool log) {
-#pragma omp parallel for if (outer * R > (1 << 17))
+#pragma omp parallel for if (outer * R > (1 << 14))
   for (int64_t o = 0; o < outer; ++o) softmax_row<T, kWidth>(x + o * R, y + o * R, R, log);
 }
 
@@ -175,7 +175,7 @@ template <typename T>
 void softmax_gathered_lines(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
   constexpr int64_t kLines = 16, kMaxR = 64;
   const int64_t lines = outer * inner, blocks = (lines + kLines - 1) / kLines;
-#pragma omp parallel for if (lines * R > (1 << 17))
+#pragma omp parallel for if (lines * R > (1 << 14))
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t l0 = b * kLines, n = std::min(kLines, lines - l0);
     T in[kMaxR * kLines], out[kMaxR * kLines];

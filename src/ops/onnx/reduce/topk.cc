@@ -235,7 +235,7 @@ void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t 
                 bool largest) {
   using K = KeyOf<T>;
   const int64_t lines = outer * inner;
-#pragma omp parallel if (lines > 1 && lines * R > (1 << 17))
+#pragma omp parallel if (lines > 1 && lines * R > (1 << 14))
   {
     LineScratch<K> scratch;
     std::vector<uint32_t> chosen(static_cast<size_t>(k));
