@@ -120,15 +120,13 @@ class KernelContext {
   KernelContext& operator=(const KernelContext&) = delete;
 
   const Node& node() const { return node_; }
-  /// "node 'name' (Op)" for error messages (computed once per context, or given by the executor,
-  /// which describes each planned node once).
+  /// "node 'name' (Op)" for error messages: the executor's (constructor argument `where`, made
+  /// once per planned node, must outlive the context), else computed once per context.
   const std::string& where() const {
     if (where_) return *where_;
     if (where_cache_.empty()) where_cache_ = node_.describe();
     return where_cache_;
   }
-  /// For the executor: the node's description, made at planning time; must outlive the context.
-  void set_where(const std::string* where) { where_ = where; }
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   /// Input i; an error naming the node if it is absent.

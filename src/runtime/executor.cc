@@ -48,8 +48,7 @@ void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, cons
   ins.reserve(node.inputs.size());
   for (int v : node.inputs) ins.push_back(v >= 0 ? &slots[v] : nullptr);
   outs.assign(node.outputs.size(), Tensor());
-  KernelContext ctx(node, std::move(ins), outs, rc, frame, phases, &graph);
-  ctx.set_where(where);
+  KernelContext ctx(node, std::move(ins), outs, rc, frame, phases, &graph, where);
   naming_node(node, [&] { kernel.run(ctx); });
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (node.outputs[i] >= 0 && !outs[i].defined()) fail(node.describe(), ": kernel did not produce output ", i);

@@ -137,6 +137,22 @@ void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape
   }
 }
 
+// do_rows(r0, r1) over [0, rows): one contiguous range per thread when `parallel`, so each thread
+// decomposes its first row once and then steps an odometer.
+template <typename F>
+void for_row_ranges(int64_t rows, bool parallel, const F& do_rows) {
+  if (parallel && rows > 1) {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t chunk = (rows + nt - 1) / nt;
+      do_rows(std::min(rows, t * chunk), std::min(rows, (t + 1) * chunk));
+    }
+  } else {
+    do_rows(0, rows);
+  }
+}
+
 // Contiguous rows (inner stride 1) whose outer dims come from the source in another order (a
 // Transpose that keeps the last axis, e.g. the attention head split (0, 2, 1, 3)): the rows are
 // walked in the source's order, so the reads stream and each output row is still written whole.
@@ -193,16 +209,7 @@ void copy_rows_in_source_order(const E* src, int64_t src_offset, const Shape& sh
       }
     }
   };
-  if (parallel && rows > 1) {
-#pragma omp parallel
-    {
-      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      const int64_t chunk = (rows + nt - 1) / nt;
-      do_rows(std::min(rows, t * chunk), std::min(rows, (t + 1) * chunk));
-    }
-  } else {
-    do_rows(0, rows);
-  }
+  for_row_ranges(rows, parallel, do_rows);
 }
 
 template <typename E>
@@ -252,16 +259,7 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
       }
     }
   };
-  if (parallel && rows > 1) {
-#pragma omp parallel
-    {
-      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      const int64_t chunk = (rows + nt - 1) / nt;
-      do_rows(std::min(rows, t * chunk), std::min(rows, (t + 1) * chunk));
-    }
-  } else {
-    do_rows(0, rows);
-  }
+  for_row_ranges(rows, parallel, do_rows);
 }
 
 }  // namespace
