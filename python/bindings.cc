@@ -163,13 +163,17 @@ Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
 class PySession {
  public:
   PySession(const py::object& path, const py::object& threads, bool optimize, const py::object& max_tensor_bytes,
-            const py::object& external_data_dirs, const std::vector<std::string>& observe) {
+            const py::object& external_data_dirs, const std::vector<std::string>& observe,
+            const py::object& plugins) {
     SessionOptions o;
     o.intra_op_threads = static_cast<int>(int_argument("threads", threads, 0, 1 << 16));
     o.optimize = optimize;
     if (!max_tensor_bytes.is_none())
       o.max_tensor_bytes = static_cast<size_t>(int_argument("max_tensor_bytes", max_tensor_bytes, 1, INT64_MAX));
     o.observe = observe;
+    if (py::isinstance<py::str>(plugins) || py::isinstance<py::bytes>(plugins))
+      throw Error("Session(plugins=...): give a list of library paths, not one string");
+    for (auto lib : plugins) o.plugins.push_back(path_argument("plugins", lib));
     LoadOptions lo;
     for (auto d : external_data_dirs) lo.external_data_dirs.push_back(path_argument("external_data_dirs", d));
     std::string p = path_argument("path", path);
@@ -262,14 +266,15 @@ PYBIND11_MODULE(_pointrt, m) {
       });
   py::class_<PySession>(m, "Session")
       .def(py::init<const py::object&, const py::object&, bool, const py::object&, const py::object&,
-                    const std::vector<std::string>&>(),
+                    const std::vector<std::string>&, const py::object&>(),
            py::arg("path"), py::arg("threads") = 0, py::arg("optimize") = true,
            py::arg("max_tensor_bytes") = py::none(), py::arg("external_data_dirs") = py::tuple(),
-           py::arg("observe") = std::vector<std::string>{},
+           py::arg("observe") = std::vector<std::string>{}, py::arg("plugins") = py::tuple(),
            "Load and prepare an ONNX file. threads: intra-op threads (0 = all cores); max_tensor_bytes: largest "
            "tensor a node may allocate (default: half the usable memory); external_data_dirs: more folders "
            "external data may be read from; observe: value names (or \"*\") that run(on_value=...) sees as "
-           "nodes compute them.")
+           "nodes compute them; plugins: runtime plugin libraries (include/pointrt/plugin.h) whose operators the "
+           "model may use.")
       .def_property_readonly("inputs", &PySession::inputs)
       .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("input_names", &PySession::input_names)

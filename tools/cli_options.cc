@@ -18,7 +18,14 @@ Model load_model(const ModelFlags& flags) {
   return Model::load(flags.path, o);
 }
 
+void add_plugin_flag(CLI::App* app, std::vector<std::string>& plugins) {
+  app->add_option("--plugin", plugins,
+                  "a runtime plugin library (include/pointrt/plugin.h) whose operators the model uses; repeatable")
+      ->type_name("LIB.so");
+}
+
 void add_session_flags(CLI::App* app, SessionFlags& flags) {
+  add_plugin_flag(app, flags.plugins);
   app->add_option("--threads", flags.threads, "intra-op threads (0 = all cores)")->check(kNonNegative);
   app->add_option("--max-tensor-bytes", flags.max_tensor_bytes, "largest tensor a node may allocate, e.g. 512M, 8G")
       ->type_name("BYTES")
@@ -38,6 +45,7 @@ void add_session_flags(CLI::App* app, SessionFlags& flags) {
 SessionOptions session_options(const SessionFlags& flags) {
   SessionOptions o;
   o.intra_op_threads = flags.threads;
+  o.plugins = flags.plugins;
   if (!flags.max_tensor_bytes.empty())
     o.max_tensor_bytes = parse_byte_count(flags.max_tensor_bytes, "--max-tensor-bytes");
   return o;

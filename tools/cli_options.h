@@ -21,7 +21,10 @@ Model load_model(const ModelFlags& flags);
 struct SessionFlags {
   int threads = 0;
   std::string max_tensor_bytes;  // "" = the default (half the usable memory)
+  std::vector<std::string> plugins;  // --plugin LIB.so (repeatable): SessionOptions::plugins
 };
+/// --plugin alone (inspect has no session flags but must know the plugins' operators).
+void add_plugin_flag(CLI::App* app, std::vector<std::string>& plugins);
 void add_session_flags(CLI::App* app, SessionFlags& flags);
 SessionOptions session_options(const SessionFlags& flags);
 

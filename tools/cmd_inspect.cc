@@ -7,6 +7,7 @@
 #include "core/common.h"
 #include "graph/onnx_import.h"
 #include "ops/kernel.h"
+#include "runtime/plugin.h"
 #include "runtime/prepare.h"
 #include "tools/cli_options.h"
 #include "tools/commands.h"
@@ -53,8 +54,8 @@ std::vector<std::string> model_warnings(const Graph& g) {
 }
 
 // The prepare passes in order, run on a copy of the model's graph: what each changed.
-void print_passes(const detail::ModelImpl& m, std::ostream& os, nlohmann::json& j) {
-  std::vector<GraphPass> passes = prepare_passes(SessionOptions{}, m.path);
+void print_passes(const detail::ModelImpl& m, const OpTable& table, std::ostream& os, nlohmann::json& j) {
+  std::vector<GraphPass> passes = prepare_passes(SessionOptions{}, m.path, table);
   Graph g = m.graph;
   std::vector<PassReport> reports;
   os << "prepare passes (" << m.graph.nodes.size() << " nodes before):\n";
@@ -87,7 +88,8 @@ void print_passes(const detail::ModelImpl& m, std::ostream& os, nlohmann::json& 
         "constants kept only as packed copies\n";
 }
 
-int inspect(const ModelFlags& flags, bool show_passes, const Output& out) {
+int inspect(const ModelFlags& flags, const std::vector<std::string>& plugins, bool show_passes, const Output& out) {
+  std::shared_ptr<const OpTable> table = session_op_table(plugins);
   Model model = load_model(flags);
   const auto& m = *model.impl();
   std::ostream& os = out.text();
@@ -125,7 +127,7 @@ int inspect(const ModelFlags& flags, bool show_passes, const Output& out) {
   std::vector<std::string> unsupported;
   for (const auto& n : m.graph.nodes) {
     ++histogram[{n.domain, n.op_type}];
-    if (!op_table().find(n.domain, n.op_type, n.opset))
+    if (!table->find(n.domain, n.op_type, n.opset))
       unsupported.push_back(str_cat(n.describe(), " at opset ", n.opset));
   }
   os << "nodes: " << m.graph.nodes.size() << "\n";
@@ -148,7 +150,7 @@ int inspect(const ModelFlags& flags, bool show_passes, const Output& out) {
     for (const auto& u : unsupported) os << "  " << u << "\n";
   }
   j["unsupported"] = unsupported;
-  if (show_passes) print_passes(m, os, j);
+  if (show_passes) print_passes(m, *table, os, j);
   out.write_json(j);
   return unsupported.empty() ? kExitOk : kExitCheckFailed;
 }
@@ -164,7 +166,9 @@ Subcommand add_inspect_command(CLI::App& app) {
   add_json_option(c, *json);
   auto show_passes = std::make_shared<bool>(false);
   c->add_flag("--passes", *show_passes, "list the prepare passes in order and what each changed in this model");
-  return {c, [flags, show_passes, json] { return inspect(*flags, *show_passes, Output(*json)); }};
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  add_plugin_flag(c, *plugins);
+  return {c, [flags, plugins, show_passes, json] { return inspect(*flags, *plugins, *show_passes, Output(*json)); }};
 }
 
 }  // namespace pointrt::cli

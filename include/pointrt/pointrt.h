@@ -149,6 +149,11 @@ struct SessionOptions {
   /// them as the file defines it (no fusion across it, plain layout), as they keep graph outputs.
   /// A value that prepare folds into a constant is not seen. For tools (compare, debugging).
   std::vector<std::string> observe;
+  /// Plugin libraries (include/pointrt/plugin.h) whose operators this session may run, loaded in
+  /// order when the session is made (a path without '/' is searched as dlopen searches). A library
+  /// stays loaded until the process ends. Errors name the library: not found, no entry symbol,
+  /// another plugin ABI version, an operator pointrt already serves.
+  std::vector<std::string> plugins;
 };
 
 /// Per-run hooks for tools that look inside a run (pointrt compare, float16 emulation).

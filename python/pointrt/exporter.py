@@ -92,6 +92,11 @@ def default_opset(exporter: str = "auto") -> int:
     return supported_opsets(exporter)[-1]
 
 
+def _declared_domains() -> List[str]:
+    from .torch import _library
+    return sorted({d.domain for d in _library.declarations().values()})
+
+
 def _resolve_opset(opset: Optional[int], exporter: str) -> int:
     import torch
     ops = supported_opsets(exporter)
@@ -142,6 +147,8 @@ def _quiet_export():
     import torch
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*pointrt::.*")
+        for domain in _declared_domains():  # pointrt.torch.custom_op operators: typed by their shape rule
+            warnings.filterwarnings("ignore", message=rf"The shape inference of {domain}::")
         warnings.filterwarnings("ignore", message=r"The shape inference of prim::Constant")
         warnings.filterwarnings("ignore", message=r".*_graph_op.*deprecated.*")
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
@@ -165,7 +172,8 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
            dynamic_batch: bool = False, dynamic_axes: Optional[Dict[str, Any]] = None,
            verify: bool = True, atol: float = 1e-4, rtol: float = 1e-3, strict: bool = False,
            fix_adaptive_pool: bool = True, do_constant_folding: bool = True,
-           exporter: str = "auto", quiet: bool = False, **export_kwargs) -> ExportReport:
+           exporter: str = "auto", quiet: bool = False, plugins: Sequence[str] = (),
+           **export_kwargs) -> ExportReport:
     """Export ``model(*args)`` to one ONNX file that the pointrt runtime executes.
 
     Args:
@@ -197,6 +205,8 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
         installed torch has it (faster, and it exports every model of models/), else dynamo.
         Both write the same ``pointrt`` nodes.
       quiet: do not print the summary.
+      plugins: runtime plugin libraries (``include/pointrt/plugin.h``) that verification loads,
+        for models with :func:`pointrt.torch.custom_op` operators.
       export_kwargs: passed to ``torch.onnx.export``.
 
     Returns:
@@ -218,6 +228,8 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
                            probe=which == "dynamo")
     custom = dict(export_kwargs.pop("custom_opsets", {}) or {})
     custom.setdefault("pointrt", 1)
+    for domain in _declared_domains():  # pointrt.torch.custom_op operators
+        custom.setdefault(domain, 1)
     kw = dict(input_names=input_names, output_names=output_names, opset_version=opset,
               dynamic_axes=plan.axes, custom_opsets=custom, do_constant_folding=do_constant_folding)
     kw.update(export_kwargs)
@@ -252,7 +264,7 @@ def export(model, args, path: Union[str, os.PathLike], *, input_names: Sequence[
     report.fixed_sizes = [str(f) for f in plan.fixed]
 
     if verify:
-        _verify(report, args, ref, input_names, output_names, atol, rtol, strict)
+        _verify(report, args, ref, input_names, output_names, atol, rtol, strict, plugins)
     if not quiet:
         print(report)
     return report
@@ -389,7 +401,7 @@ def _fix_output_shapes(model, output_names, ref, axes) -> None:
                 d.dim_value = int(t.shape[i])
 
 
-def _verify(report, args, ref, input_names, output_names, atol, rtol, strict):
+def _verify(report, args, ref, input_names, output_names, atol, rtol, strict, plugins=()):
     import torch
     from .runtime import runtime_status
 
@@ -399,7 +411,7 @@ def _verify(report, args, ref, input_names, output_names, atol, rtol, strict):
         warnings.warn(f"pointrt.export: verification skipped: {st.reason}")
         return
     try:
-        sess = st.module.Session(report.path)
+        sess = st.module.Session(report.path, plugins=[os.fspath(p) for p in plugins])
         names = list(getattr(sess, "input_names", input_names))
         feeds = {}
         for name, a in zip(input_names, args):

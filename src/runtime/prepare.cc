@@ -32,16 +32,30 @@ bool foldable(const Node& n) {
   return !never.count(n.op_type);
 }
 
+// For an operator of a domain pointrt does not serve itself: where such operators come from, and
+// which plugins the session loaded (their rows' notes name them).
+std::string custom_domain_hint(const std::string& domain, const OpTable& table) {
+  if (domain.empty() || domain == "ai.onnx" || domain == "pointrt" || domain == "com.microsoft") return "";
+  std::set<std::string> plugins;
+  for (const OpEntry& e : table.entries())
+    if (e.note.rfind("plugin '", 0) == 0) plugins.insert(e.note);
+  if (plugins.empty()) return " (a custom operator: load the plugin that provides it, --plugin / SessionOptions::plugins)";
+  std::string loaded;
+  for (const std::string& p : plugins) loaded += (loaded.empty() ? "" : ", ") + p;
+  return str_cat(" (none of the loaded plugins provides it: ", loaded, ")");
+}
+
 // Every node that cannot run (unknown operator, opset or input type), reported in one Error.
-void check_supported(const Graph& g, const std::string& file) {
+void check_supported(const Graph& g, const std::string& file, const OpTable& table) {
   std::vector<std::string> problems;
   for (const auto& n : g.nodes) {
-    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
     std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
     if (!e) {
-      auto all = op_table().find_all(n.domain, n.op_type);
+      auto all = table.find_all(n.domain, n.op_type);
       if (all.empty())
-        problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported"));
+        problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported",
+                                   custom_domain_hint(n.domain, table)));
       else
         problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
                                    " is not supported (supported opsets: ", supported_range_text(all), ")"));
@@ -65,7 +79,7 @@ void check_supported(const Graph& g, const std::string& file) {
 // Replace nodes whose inputs are all constants by their results. The run before the family passes
 // keeps DequantizeLinear (`keep_dequantize`): the QDQ pass fuses DequantizeLinear of constant int8
 // weights into int8 kernels; the run after the passes folds whatever it left.
-bool fold_constants(Graph& g, size_t max_tensor_bytes, bool keep_dequantize) {
+bool fold_constants(Graph& g, const OpTable& table, size_t max_tensor_bytes, bool keep_dequantize) {
   HeapAllocator heap;
   heap.set_max_tensor_bytes(max_tensor_bytes);
   RunCache cache;
@@ -91,7 +105,7 @@ bool fold_constants(Graph& g, size_t max_tensor_bytes, bool keep_dequantize) {
           v.has_shape && std::all_of(v.shape.begin(), v.shape.end(), [](const Dim& d) { return d.is_fixed(); });
     }
     if (!all_const && !shape_of_static) continue;
-    const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
+    const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
     if (!e) continue;
     if (slots.size() < g.values.size()) slots.resize(g.values.size());
     for (int v : n.inputs)
@@ -155,20 +169,21 @@ bool eliminate_dead_nodes(Graph& g) {
 
 }  // namespace
 
-std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file) {
+std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file, const OpTable& table) {
   std::vector<GraphPass> passes;
+  const OpTable* t = &table;
   passes.push_back(
-      {"check-supported", "every node has a kernel for its opset and input element type", [file](Graph& g) {
-         check_supported(g, file);
+      {"check-supported", "every node has a kernel for its opset and input element type", [file, t](Graph& g) {
+         check_supported(g, file, *t);
          return false;
        }});
   if (options.optimize) {
     const char* what = "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants";
     const size_t max_bytes = options.max_tensor_bytes;
     passes.push_back({"fold-constants", str_cat(what, "; DequantizeLinear kept for the QDQ pass"),
-                      [max_bytes](Graph& g) { return fold_constants(g, max_bytes, true); }});
+                      [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, true); }});
     for (const GraphPass& p : registry().passes) passes.push_back(p);
-    passes.push_back({"fold-constants", what, [max_bytes](Graph& g) { return fold_constants(g, max_bytes, false); }});
+    passes.push_back({"fold-constants", what, [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, false); }});
   }
   passes.push_back({"eliminate-dead-nodes", "nodes whose outputs nobody reads are removed", eliminate_dead_nodes});
   return passes;

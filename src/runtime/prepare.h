@@ -15,8 +15,10 @@
 namespace pointrt {
 
 /// The passes of prepare, in order. `file` names the model in errors (check-supported reports
-/// every node that cannot run in one Error).
-std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file);
+/// every node that cannot run in one Error). `table` serves the kernels (a session's table has its
+/// plugins' rows too, runtime/plugin.h); the passes keep a pointer to it: it must outlive them.
+std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file,
+                                      const OpTable& table = op_table());
 
 /// What one pass did (for `inspect --passes`).
 struct PassReport {

@@ -18,6 +18,7 @@
 #include "runtime/executor.h"
 #include "runtime/memory_pattern.h"
 #include "runtime/observe.h"
+#include "runtime/plugin.h"
 #include "runtime/prepare.h"
 
 namespace pointrt {
@@ -29,7 +30,8 @@ struct SessionImpl {
   // memory are the session's (and, where kernels packed them, only the packed copies).
   std::string path;
   SessionOptions options;
-  Graph graph;  // optimised copy
+  std::shared_ptr<const OpTable> table;  // op_table(), or a copy with the plugins' rows
+  Graph graph;                           // optimised copy
   std::unique_ptr<ExecutionPlan> plan;
   std::vector<ValueInfo> inputs, outputs;
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
@@ -109,13 +111,14 @@ void prepare_session(detail::SessionImpl& s, const Model& model, const SessionOp
   if (options.intra_op_threads > 0) omp_set_num_threads(options.intra_op_threads);
   // check-supported first; then the observed values become graph outputs for the other passes,
   // which keep graph outputs as the file defines them.
-  std::vector<GraphPass> passes = prepare_passes(options, s.path);
+  s.table = session_op_table(options.plugins);
+  std::vector<GraphPass> passes = prepare_passes(options, s.path, *s.table);
   run_passes(s.graph, {passes.front()});
   const size_t model_outputs = s.graph.outputs.size();
   const std::vector<int> observed_ids = add_observed_outputs(s.graph, options.observe, s.path);
   run_passes(s.graph, {passes.begin() + 1, passes.end()});
   s.observed = take_observed_outputs(s.graph, observed_ids, model_outputs);
-  s.plan = std::make_unique<ExecutionPlan>(s.graph, op_table(), s.path);
+  s.plan = std::make_unique<ExecutionPlan>(s.graph, *s.table, s.path);
   release_packed_constants(s.graph, *s.plan);
   return_free_heap_pages();
 }
