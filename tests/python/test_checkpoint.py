@@ -148,3 +148,15 @@ def test_flat_layout_is_pointnet2_ops_build_shared_mlp():
     flat = convert_state_dict(model_with_random_state().state_dict(), Pointnet2(), "flat")
     assert [k[len("sa.mlps.0."):] for k in flat if k.startswith("sa.mlps.0.")] == list(with_bn.state_dict())
     assert [k[len("fp.mlp."):] for k in flat if k.startswith("fp.mlp.")] == list(without.state_dict())
+
+
+def test_a_flat_layout_training_checkpoint_loads_into_the_drop_in_modules(tmp_path):
+    """What a pointnet2_ops user has: torch.save({"model_state": flat state dict, ...})."""
+    trained = model_with_random_state(3)
+    torch.save({"epoch": 7, "best_prec": 0.91, "model_state": convert_state_dict(trained.state_dict(), trained, "flat")},
+               str(tmp_path / "ckpt.pth.tar"))
+    state, info = load_checkpoint(tmp_path / "ckpt.pth.tar")
+    assert info.wrapper == "model_state" and "sa.mlps.0.0.weight" in state
+    model = model_with_random_state(4)
+    model.load_state_dict(state)
+    assert same_state(trained.state_dict(), model.state_dict())
