@@ -244,7 +244,7 @@ def _source_modules(model: nn.Module) -> List[types.ModuleType]:
     names: List[str] = []
     for sub in model.modules():
         for cls in type(sub).__mro__:
-            if cls.__module__ not in names and not cls.__module__.startswith(("torch", "builtins")):
+            if cls.__module__ not in names and cls.__module__.split(".")[0] not in ("torch", "builtins"):
                 names.append(cls.__module__)
     return [sys.modules[n] for n in names if n in sys.modules]
 
@@ -289,7 +289,7 @@ def _judge(name: str, helper: _Helper, function: Callable) -> Tuple[str, str, Op
 def _adopt_function(name: str, function: Callable, report: AdoptReport) -> None:
     status, why, replacement = _judge(name, _HELPERS[name], function)
     holders = _holders(function)
-    where = sorted({m.__name__ for m, _ in holders})
+    where = sorted({getattr(m, "__name__", key) for m, key in holders})
     if replacement is not None:
         replacement.__pointrt_original__ = function  # type: ignore[attr-defined]
         for module, key in holders:
@@ -308,9 +308,9 @@ def _fp_probe(module: nn.Module, adopted_cls: type) -> bool:
     original = copy.deepcopy(module).eval()
     trial = copy.deepcopy(original)
     trial.__class__ = adopted_cls
-    channels = module.mlp_convs[0].in_channels
-    xyz1, xyz2 = _cloud(1, 24, seed=6).transpose(1, 2), _cloud(1, 7, seed=7).transpose(1, 2)
-    feats = _cloud(1, channels, 7, seed=8)
+    device = module.mlp_convs[0].weight.device
+    xyz1, xyz2 = (_cloud(1, n, seed=s).transpose(1, 2).to(device) for n, s in ((24, 6), (7, 7)))
+    feats = _cloud(1, module.mlp_convs[0].in_channels, 7, seed=8).to(device)
     with torch.no_grad():
         want, got = original(xyz1, xyz2, None, feats), trial(xyz1, xyz2, None, feats)
     scale = float(want.abs().max()) + 1e-6
@@ -339,8 +339,12 @@ def _adopt_fp_modules(model: nn.Module, report: AdoptReport) -> None:
         if cls not in done:
             why = _fp_verdict(module)
             adopted_cls = None if why else _fp_class(cls)
-            if adopted_cls is not None and not _fp_probe(module, adopted_cls):
-                adopted_cls, why = None, "its forward gives other results than the pointrt version on a probe input"
+            try:
+                agrees = adopted_cls is None or _fp_probe(module, adopted_cls)
+            except Exception as exc:  # the user's forward failed on the probe: leave it alone
+                agrees, why = False, f"the probe call failed ({type(exc).__name__}: {exc})"
+            if not agrees:
+                adopted_cls, why = None, why or "its forward gives other results than the pointrt version on a probe input"
             done[cls] = (adopted_cls, why)
         adopted_cls, _ = done[cls]
         paths.setdefault(cls, []).append(path or "<model>")
