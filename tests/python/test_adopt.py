@@ -98,6 +98,41 @@ def test_every_module_holding_a_helper_is_patched_and_restored():
         del sys.modules["yanx27_star_copy"]
 
 
+RANDOM_START_FPS = """
+import torch
+def farthest_point_sample(xyz, npoint):
+    # as the published code: a random first point, then the farthest from the chosen set
+    b, n, _ = xyz.shape
+    chosen = torch.zeros(b, npoint, dtype=torch.long)
+    nearest = torch.full((b, n), 1e10)
+    current = torch.randint(0, n, (b,), dtype=torch.long)
+    for i in range(npoint):
+        chosen[:, i] = current
+        d = torch.sum((xyz - xyz[torch.arange(b), current].view(b, 1, 3)) ** 2, -1)
+        nearest = torch.minimum(nearest, d)
+        current = torch.max(nearest, -1)[1]
+    return chosen
+"""
+
+
+def test_a_random_start_fps_is_replaced_by_the_start_at_index_0():
+    random_start = types.ModuleType("yanx27_random_start")
+    exec(RANDOM_START_FPS, random_start.__dict__)
+    sys.modules[random_start.__name__] = random_start
+
+    class Net(torch.nn.Module):
+        pass
+
+    Net.__module__ = random_start.__name__
+    xyz = torch.rand(2, 200, 3, generator=torch.Generator().manual_seed(11))
+    try:
+        with adopted(Net(), quiet=True) as report:
+            assert [e.status for e in report.entries] == ["replaced"]
+            assert torch.equal(random_start.farthest_point_sample(xyz, 32), y.farthest_point_sample(xyz, 32))
+    finally:
+        del sys.modules[random_start.__name__]
+
+
 def test_helpers_with_another_signature_or_other_results_are_left_alone(capsys):
     other = types.ModuleType("not_yanx27")
     exec("def farthest_point_sample(xyz, npoint, start):\n    return None\n"      # another signature
