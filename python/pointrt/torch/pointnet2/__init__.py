@@ -19,5 +19,5 @@ from .pointnet2_utils import (  # noqa: F401
     grouping_operation, three_nn, three_interpolate, QueryAndGroup, GroupAll,
 )
 from .pointnet2_modules import (  # noqa: F401
-    SharedMLP, build_shared_mlp, PointnetSAModuleMSG, PointnetSAModule, PointnetFPModule,
+    SharedMLP, build_shared_mlp, convert_state_dict, LAYOUTS, PointnetSAModuleMSG, PointnetSAModule, PointnetFPModule,
 )

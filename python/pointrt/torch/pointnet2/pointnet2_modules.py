@@ -9,15 +9,16 @@ Constructor arguments are those of Pointnet2_PyTorch / PVN3D.  The shared MLPs u
     mlps.0.layer1.conv.weight ...
     (``layer{i}.conv.bias`` instead of the norm layer when ``bn=False``)
 
-Checkpoints written by the later ``pointnet2_ops`` package (whose ``build_shared_mlp`` is a flat
-``nn.Sequential``: ``mlps.0.0.weight``, ``mlps.0.1.running_mean``, ...) load too: the keys are
-renamed on load.
+Checkpoints in the two other layouts load too (the keys are renamed on load): the first
+``etw_pytorch_utils`` (``mlps.0.layer0.bn.bn.weight``) and the later ``pointnet2_ops`` package,
+whose ``build_shared_mlp`` is a flat ``nn.Sequential`` (``mlps.0.0.weight``,
+``mlps.0.1.running_mean``, ...). :func:`convert_state_dict` writes any of the three layouts.
 
 Difference from the reference, on purpose: the ``mlps`` lists passed in are not modified (the
 reference adds 3 to ``mlps[i][0]`` in place when ``use_xyz``).
 """
-import re
-from typing import List, Optional, Tuple
+from collections import OrderedDict
+from typing import Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -25,7 +26,7 @@ import torch.nn.functional as F
 
 from . import pointnet2_utils
 
-__all__ = ["SharedMLP", "build_shared_mlp", "PointnetSAModuleMSG", "PointnetSAModule",
+__all__ = ["SharedMLP", "build_shared_mlp", "convert_state_dict", "LAYOUTS", "PointnetSAModuleMSG", "PointnetSAModule",
            "PointnetFPModule"]
 
 
@@ -56,12 +57,14 @@ class _Conv2d(nn.Sequential):
             self.add_module("activation", activation)
 
 
-_FLAT_KEY = re.compile(r"^(\d+)\.(weight|bias|running_mean|running_var|num_batches_tracked)$")
+_BN_FIELDS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+LAYOUTS = ("etw", "etw_old", "flat")
 
 
 class SharedMLP(nn.Sequential):
     """Point-wise MLP of 1x1 Conv2d (+ BatchNorm2d) + ReLU layers, ``args = [c0, c1, ...]``;
-    state_dict keys of ``etw_pytorch_utils.SharedMLP``."""
+    state_dict keys of ``etw_pytorch_utils.SharedMLP`` as PVN3D vendors it (layout "etw").
+    Loads the other two layouts too (see :meth:`key_map`)."""
 
     def __init__(self, args, bn=False, activation=nn.ReLU(inplace=True), name=""):
         super().__init__()
@@ -70,26 +73,54 @@ class SharedMLP(nn.Sequential):
             self.add_module(name + "layer{}".format(i),
                             _Conv2d(args[i], args[i + 1], bn=bn, activation=activation))
 
+    def key_map(self, layout: str) -> Dict[str, str]:
+        """{this module's key suffix: the same tensor's suffix in ``layout``}.
+
+        "etw": ``layer0.conv.weight``, ``layer0.normlayer.bn.running_mean`` (these modules,
+        PVN3D, etw_pytorch_utils >= 2019); "etw_old": ``layer0.bn.bn.running_mean`` (the first
+        etw_pytorch_utils, the original Pointnet2_PyTorch); "flat": ``pointnet2_ops``'
+        ``build_shared_mlp`` Sequential [Conv2d, BatchNorm2d, ReLU] * L (``0.weight``,
+        ``1.running_mean``, ``3.weight``...), [Conv2d, ReLU] * L without batch norm."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"SharedMLP.key_map: layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        per = 3 if self.bn else 2
+        mapping: Dict[str, str] = {}
+        for i, (name, _) in enumerate(self.named_children()):
+            conv_fields = ("weight",) if self.bn else ("weight", "bias")
+            for f in conv_fields:
+                mapping[f"{name}.conv.{f}"] = f"{per * i}.{f}" if layout == "flat" else f"{name}.conv.{f}"
+            for f in _BN_FIELDS if self.bn else ():
+                mapping[f"{name}.normlayer.bn.{f}"] = {"etw": f"{name}.normlayer.bn.{f}",
+                                                       "etw_old": f"{name}.bn.bn.{f}",
+                                                       "flat": f"{per * i + 1}.{f}"}[layout]
+        return mapping
+
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        # Accept pointnet2_ops' flat Sequential layout: [conv, bn, relu] * L or [conv, relu] * L.
-        per = 3 if self.bn else 2
-        for key in [k for k in state_dict if k.startswith(prefix)]:
-            mt = _FLAT_KEY.match(key[len(prefix):])
-            if not mt:
-                continue
-            j, field = int(mt.group(1)), mt.group(2)
-            layer, pos = divmod(j, per)
-            if pos == 0:
-                new = f"{prefix}layer{layer}.conv.{field}"
-            elif pos == 1 and self.bn:
-                new = f"{prefix}layer{layer}.normlayer.bn.{field}"
-            else:
-                continue
-            if new not in state_dict:
-                state_dict[new] = state_dict.pop(key)
+        # Rename keys of the other layouts to this module's (only where its own key is absent).
+        for layout in ("flat", "etw_old"):
+            for own, other in self.key_map(layout).items():
+                if prefix + other in state_dict and prefix + own not in state_dict:
+                    state_dict[prefix + own] = state_dict.pop(prefix + other)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
+
+
+def convert_state_dict(state_dict: Dict[str, torch.Tensor], model: nn.Module, layout: str = "etw"
+                       ) -> "OrderedDict[str, torch.Tensor]":
+    """``state_dict`` of ``model`` (a module built from these classes) with every shared-MLP key
+    in ``layout`` ("etw", "etw_old" or "flat", see :meth:`SharedMLP.key_map`), whatever layout
+    its keys are in now; other keys unchanged, order kept. Save in the layout your original code
+    loads: ``torch.save(convert_state_dict(model.state_dict(), model, "flat"), path)``."""
+    renames: Dict[str, str] = {}
+    for prefix, module in model.named_modules():
+        if isinstance(module, SharedMLP):
+            prefix = prefix + "." if prefix else ""
+            target = module.key_map(layout)
+            for source_layout in LAYOUTS:
+                for own, other in module.key_map(source_layout).items():
+                    renames[prefix + other] = prefix + target[own]
+    return OrderedDict((renames.get(k, k), v) for k, v in state_dict.items())
 
 
 def build_shared_mlp(mlp_spec: List[int], bn: bool = True) -> SharedMLP:
