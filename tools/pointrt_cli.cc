@@ -1,4 +1,4 @@
-// The `pointrt` command line: inspect, run, bench, list-ops (conventions: tools/cli_common.h).
+// The `pointrt` command line: inspect, run, bench, list-ops, compare, check (conventions: tools/cli_common.h).
 #include "pointrt/pointrt.h"
 #include "tools/commands.h"
 
@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Exit status: 0 success, 1 a check failed (run --ref, inspect: unsupported nodes), 2 an error.");
   std::vector<Subcommand> subcommands = {add_inspect_command(app), add_run_command(app), add_bench_command(app),
-                                         add_list_ops_command(app)};
+                                         add_list_ops_command(app), add_compare_command(app),
+                                         add_check_command(app)};
   return parse_and_run(app, subcommands, argc, argv);
 }

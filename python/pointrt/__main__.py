@@ -19,7 +19,7 @@ def _load_module(spec: str):
 
 
 def _compare_main(argv: List[str]) -> int:
-    p = argparse.ArgumentParser(prog="python -m pointrt compare", description=(
+    p = argparse.ArgumentParser(prog="pointrt compare", description=(
         "Per layer: where do pointrt's values drift from a reference? Exit 0: every layer within "
         "tolerance, 1: some layer over it, 2: error."))
     p.add_argument("model", help="the ONNX file")
