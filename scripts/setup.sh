@@ -10,7 +10,7 @@ APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git zlib1g-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-venv python3-pip python3-numpy python3-torch
-  clang libclang-rt-14-dev unzip libpng-dev)
+  clang libclang-rt-14-dev unzip libpng-dev locales)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -21,6 +21,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The en_US.UTF-8 locale: ONNX Runtime's StringNormalizer (and so `check`'s agreement test) needs it.
+if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
+  echo "setup: generating the en_US.UTF-8 locale"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
 # Python: Debian's torch 1.13 (CPU) plus PyPI's onnx/onnxruntime in a venv that sees it.
