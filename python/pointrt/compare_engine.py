@@ -174,6 +174,18 @@ def _pointrt_values(runtime, path: str, feeds, threads: int) -> Dict[str, np.nda
     return values
 
 
+def _return_free_memory() -> None:
+    """Collect garbage and hand freed heap pages back to the system (glibc keeps them mapped, so a
+    freed torch forward's activations would otherwise count toward the pointrt runs' peak)."""
+    import ctypes
+    import gc
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _feeds_for(graph, inputs) -> Dict[str, np.ndarray]:
     init = {t.name for t in graph.initializer}
     names = [i.name for i in graph.input if i.name not in init]
@@ -255,12 +267,15 @@ def compare(model: Union[str, os.PathLike], inputs: Any, reference: Any = "point
         raise PointrtError(st.reason)
     rt = st.module
     path = os.fspath(model)
-    proto = onnx.load(path)
+    fp16 = precision == "fp16"
+    proto = onnx.load(path, load_external_data=fp16)
     graph = proto.graph
     feeds = _feeds_for(graph, inputs)
+    if not fp16:  # only the nodes are needed from here on: the weights would stay alive through every run
+        graph.ClearField("initializer")
     seconds: Dict[str, float] = {}
     refs, described = _reference(reference, path, graph, feeds, inputs, rt, threads, runner, seconds)
-    fp16 = precision == "fp16"
+    _return_free_memory()  # the reference's own intermediates (a torch forward's) are gone by now
     hazards: List[str] = []
     test_path, tmp = path, None
     if fp16:
@@ -268,8 +283,9 @@ def compare(model: Union[str, os.PathLike], inputs: Any, reference: Any = "point
         tmp = tempfile.TemporaryDirectory()
         test_path = os.path.join(tmp.name, "fp16_weights.onnx")
         onnx.save(proto, test_path)
-    del proto, graph
-    graph = onnx.load(path, load_external_data=False).graph
+        graph.ClearField("initializer")
+    del proto
+    _return_free_memory()
     where = _node_index(graph)
     observe = ["*"] if fp16 else [n for n in refs.names() if n in where]
     compared_mib = refs.nbytes() / 2**20
