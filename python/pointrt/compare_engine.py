@@ -18,7 +18,7 @@ import resource
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -174,6 +174,23 @@ def _pointrt_values(runtime, path: str, feeds, threads: int) -> Dict[str, np.nda
     return values
 
 
+class _LoadedOnRead(Mapping):
+    """{value name: reference array}; spilled references are read back when accessed."""
+
+    def __init__(self, values: Dict[str, Any]) -> None:
+        self._values = values
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        from .compare_torch import load_array
+        return load_array(self._values[name])
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
 def _return_free_memory() -> None:
     """Collect garbage and hand freed heap pages back to the system (glibc keeps them mapped, so a
     freed torch forward's activations would otherwise count toward the pointrt runs' peak)."""
@@ -301,7 +318,7 @@ def compare(model: Union[str, os.PathLike], inputs: Any, reference: Any = "point
             tmp.cleanup()
     seen = {r.value for rows in report.modes.values() for r in rows}
     report.unmatched = refs.unmatched(seen)
-    report.reference_values = {v: refs.direct[v] for v in seen if v in refs.direct}  # not in to_dict()
+    report.reference_values = _LoadedOnRead({v: refs.direct[v] for v in seen if v in refs.direct})  # not in to_dict()
     report.compared_mib = compared_mib
     report.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return report

@@ -1,8 +1,9 @@
 """PyTorch as the reference of ``pointrt.compare``: module outputs and marks, lined up with the
 ONNX values that carry them.
 
-* Every module's forward output is recorded by a forward hook (a copy: later in-place ops must
-  not change it); tensors marked with :func:`pointrt.torch.mark` are recorded by name.
+* Every module's forward output is recorded by a forward hook (a copy, written at once to a
+  temporary spill file: later in-place ops must not change it, and a full network's outputs must
+  not stay in memory while pointrt runs); tensors marked with :func:`pointrt.torch.mark` are recorded by name.
 * torch.onnx (1.13+) names each node after the module scopes it was traced in, e.g.
   ``/SA_modules.0/mlps.0/layer1/conv/Conv``. A scope path resolves to the module's qualified name
   (``SA_modules.0.mlps.0.layer1.conv``); the values a module's nodes produce and something outside
@@ -19,7 +20,7 @@ import numpy as np
 
 from .torch.mark import MARK_SCOPE_PREFIX
 
-__all__ = ["TorchReference", "run_torch_reference", "module_outputs_in_file"]
+__all__ = ["TorchReference", "run_torch_reference", "module_outputs_in_file", "SpilledArray", "load_array"]
 
 _TAG = "_pointrt_compare_serial"
 
@@ -82,6 +83,54 @@ def module_outputs_in_file(graph) -> Tuple[Dict[str, List[str]], Dict[str, str]]
     return boundary, marks
 
 
+class SpilledArray:
+    """A reference array kept in the compare run's spill file instead of in memory: a full network's
+    module outputs (2.3 GiB for PVN3D) would otherwise stay resident through every pointrt run.
+    ``shape``, ``dtype`` and ``nbytes`` as an ndarray's; :meth:`load` reads it back (a fresh copy)."""
+
+    __slots__ = ("_store", "_offset", "shape", "dtype")
+
+    def __init__(self, store: "SpillStore", offset: int, shape: Tuple[int, ...], dtype: np.dtype) -> None:
+        self._store, self._offset, self.shape, self.dtype = store, offset, shape, dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def load(self) -> np.ndarray:
+        return self._store.read(self._offset, self.shape, self.dtype)
+
+
+class SpillStore:
+    """An anonymous temporary file the references are appended to (the page cache holds them, not
+    the process: they do not count toward its resident memory)."""
+
+    def __init__(self) -> None:
+        import tempfile
+        self._file = tempfile.TemporaryFile(prefix="pointrt_compare_")
+        self._end = 0
+
+    def put(self, array: np.ndarray) -> SpilledArray:
+        a = np.ascontiguousarray(array)
+        offset = self._end
+        self._file.seek(offset)
+        self._file.write(memoryview(a).cast("B") if a.size else b"")
+        self._end += a.nbytes
+        return SpilledArray(self, offset, tuple(a.shape), a.dtype)
+
+    def read(self, offset: int, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        out = np.empty(shape, dtype=dtype)
+        if out.size:
+            self._file.seek(offset)
+            self._file.readinto(memoryview(out).cast("B"))
+        return out
+
+
+def load_array(value: Any) -> np.ndarray:
+    """The array itself, read back from the spill file if it was spilled."""
+    return value.load() if isinstance(value, SpilledArray) else value
+
+
 class TorchReference:
     """Reference values from one PyTorch forward, matched to file values as they are computed.
 
@@ -132,7 +181,7 @@ class TorchReference:
 
     def get(self, value: str, shape: Sequence[int], got: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
         if value in self.direct:
-            return self.direct[value]
+            return load_array(self.direct[value])
         for m in self.candidates.get(value, []):
             options = [(m, k) for k, (_, t) in enumerate(self.pool[m]) if tuple(t.shape) == tuple(shape)][:1]
             if not options:
@@ -141,13 +190,13 @@ class TorchReference:
                 options += [(f, k) for k, (_, t) in enumerate(self.pool[f]) if tuple(t.shape) == tuple(shape)][:1]
             if got is not None and len(options) > 1:
                 g = got.astype(np.float64)
-                options.sort(key=lambda o: float(np.abs(self.pool[o[0]][o[1]][1] - g).max()))
+                options.sort(key=lambda o: float(np.abs(load_array(self.pool[o[0]][o[1]][1]) - g).max()))
             mm, k = options[0]
             i, t = self.pool[mm].pop(k)
             self.claimed.update({m, mm})
             self.direct[value] = t
             self.labels[value] = self._name(mm, i) if mm == m else f"{self._name(mm, i)} (folded into {m})"
-            return t
+            return load_array(t)
         return None
 
     def label(self, value: str) -> str:
@@ -175,7 +224,9 @@ def run_torch_reference(model, args: Sequence[Any], graph) -> Tuple[TorchReferen
     from .torch.mark import recording_marks
 
     names = {m: n for n, m in model.named_modules()}
-    recorded: Dict[str, List[Tuple[int, torch.Tensor]]] = {}
+    spill = SpillStore()
+    keep = lambda t: spill.put(t.detach().cpu().numpy())  # noqa: E731 - the value now: later in-place ops change t
+    recorded: Dict[str, List[Tuple[int, SpilledArray]]] = {}
     inputs_of: Dict[str, List[int]] = {}
     # Tensors are tagged with a serial number (an attribute): id() would be reused once a tensor dies.
     serial = [0]
@@ -194,7 +245,7 @@ def run_torch_reference(model, args: Sequence[Any], graph) -> Tuple[TorchReferen
         inputs_of[name] = [abs(tag(t)) for t in _flatten(inputs)]
         # a container returning its last child's tensor adds nothing: that tensor is the child's
         tags = [(tag(t), t) for t in _flatten(output)]
-        fresh = [(-k, t.detach().clone()) for k, t in tags if k < 0]
+        fresh = [(-k, keep(t)) for k, t in tags if k < 0]
         if fresh:
             recorded.setdefault(name, []).extend(fresh)
 
@@ -210,7 +261,6 @@ def run_torch_reference(model, args: Sequence[Any], graph) -> Tuple[TorchReferen
         model.train(was_training)
         for h in handles:
             h.remove()
-    to_np = lambda t: t.detach().cpu().numpy()  # noqa: E731
-    ref = TorchReference({k: [(i, to_np(t)) for i, t in v] for k, v in recorded.items()}, inputs_of,
-                         {k: to_np(v) for k, v in marks.items()}, [(getattr(t, _TAG, 0), to_np(t)) for t in out], graph)
+    ref = TorchReference(recorded, inputs_of, {k: keep(v) for k, v in marks.items()},
+                         [(getattr(t, _TAG, 0), keep(t)) for t in out], graph)
     return ref, seconds

@@ -158,3 +158,23 @@ def test_cli_compare_against_a_torch_module(demo, tmp_path) -> None:
                           "--mode", "isolated"], capture_output=True, text=True, env=env)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "isolated: first over tolerance: mark bev (node '/ScatterDense', ScatterDense)" in out.stdout
+
+
+def test_torch_references_are_spilled_not_kept_in_memory(demo, tmp_path) -> None:
+    """The module outputs wait in the spill file (a full network's would otherwise stay resident
+    through the pointrt runs); the report's reference values read them back, equal to PyTorch's."""
+    import torch
+
+    from pointrt.compare_torch import SpilledArray, run_torch_reference
+
+    model, points, path = demo
+    ref, _ = run_torch_reference(model, [points], onnx.load(str(path)).graph)
+    held = list(ref.direct.values()) + [t for ts in ref.pool.values() for _, t in ts]
+    assert held and all(isinstance(t, SpilledArray) for t in held)
+    report = compare(path, (points,), model, modes=["cumulative"])
+    values = dict(report.reference_values)
+    assert all(isinstance(v, np.ndarray) for v in values.values())
+    with torch.no_grad():
+        heatmap = model(points)
+    heatmap = heatmap[0] if isinstance(heatmap, (tuple, list)) else heatmap
+    assert any(v.shape == tuple(heatmap.shape) and np.array_equal(v, heatmap.numpy()) for v in values.values())
