@@ -29,6 +29,7 @@ class Case:
     size: str                           # what was exported, in words
     export_kwargs: Dict[str, Any] = dataclasses.field(default_factory=dict)
     plugins: List[str] = dataclasses.field(default_factory=list)
+    pointrt_nodes: Dict[str, int] = dataclasses.field(default_factory=dict)  # counts the file must have
     cleanup: Optional[Callable[[], None]] = None
 
 
@@ -86,7 +87,7 @@ def _pvn3d_full_case(size: str) -> Case:
     points, image = (2048, (96, 128)) if size == "ci" else (P.NUM_POINTS, P.IMAGE_SIZE)
     return Case(P.build(points), P.example_inputs(points, image), P.example_inputs(points, image, seed=5),
                 list(P.INPUT_NAMES), list(P.OUTPUT_NAMES), f"{points} points, {image[0]}x{image[1]} image",
-                export_kwargs=dict(dynamic_points=False))
+                export_kwargs=dict(dynamic_points=False), pointrt_nodes={"FurthestPointSample": 4, "BallQuery": 8})
 
 
 def _sparse_case(name: str) -> Case:
