@@ -2,10 +2,8 @@
 and examples/custom_op end to end (a C++ torch extension, exported, run by a plugin)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Dict, List
 
@@ -17,27 +15,19 @@ import torch
 import pointrt
 from pointrt.torch import _library
 from pointrt.torch.custom_op import custom_op
+from models.export_cases import custom_op_example, example_plugin, extension_build_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_DIR = Path(os.environ.get("POINTRT_PLUGIN_DIR", ROOT / "build" / "plugins"))
-EXAMPLE_PLUGIN = PLUGIN_DIR / "libpoint_norm_plugin.so"
+EXAMPLE_PLUGIN = example_plugin()
 CLI = os.environ.get("POINTRT_CLI", str(ROOT / "build" / "pointrt"))
 EXPORTERS = ["torchscript", "dynamo"] if _library.available() else ["torchscript"]
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("export_point_norm", ROOT / "examples/custom_op/export_point_norm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("exporter", EXPORTERS)
 def test_example_end_to_end(exporter: str, tmp_path: Path) -> None:
     """The C++ torch extension exports as one example::PointNorm node; the plugin runs it."""
-    build_dir = ROOT / "build" / "torch_extensions" / torch.__version__.replace("+", "_")
-    code = _example().main(["--plugin", str(EXAMPLE_PLUGIN), "--build-dir", str(build_dir), "--out", str(tmp_path),
-                            "--exporter", exporter])
+    code = custom_op_example().main(["--plugin", str(EXAMPLE_PLUGIN), "--build-dir", str(extension_build_dir()),
+                                     "--out", str(tmp_path), "--exporter", exporter])
     assert code == 0
     model = onnx.load(str(tmp_path / "feature_norms.onnx"))
     nodes = [n for n in model.graph.node if n.domain == "example"]

@@ -7,7 +7,7 @@ level) must match exactly."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Dict, Tuple
+from typing import Dict, Tuple
 
 import numpy as np
 import pytest
@@ -17,41 +17,19 @@ from torch import nn
 import pointrt
 from pointrt import _pointrt
 from pointrt.torch import ops
-from models.pointnet2_msg_seg import Pointnet2MSGSeg
-from models.pointnet2_ssg_cls import Pointnet2SSGCls
-from models.pvn3d_pointnet2 import NUM_POINTS, Pointnet2MSG
+from models.export_cases import cloud, pointnet2_input, pointnet2_model
+from models.pvn3d_pointnet2 import NUM_POINTS
 
 
-def cloud(n: int, channels: int, seed: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    xyz = torch.rand(1, n, 3, generator=g) * 0.3 - 0.15  # PVN3D-scale scene (metres)
-    return torch.cat([xyz, torch.rand(1, n, channels, generator=g)], -1) if channels else xyz
-
-
-def randomize_bn(model: nn.Module) -> nn.Module:
-    g = torch.Generator().manual_seed(1)
-    for m in model.modules():
-        if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
-            m.running_mean.copy_(torch.rand(m.num_features, generator=g) * 0.2 - 0.1)
-            m.running_var.copy_(torch.rand(m.num_features, generator=g) * 0.5 + 0.75)
-    return model.eval()
-
-
-MODELS: Dict[str, Tuple[Callable[[], nn.Module], int, int, int, float]] = {
-    # name: (constructor, exported points, other points, extra channels, xyz scale)
-    "ssg_classifier": (lambda: Pointnet2SSGCls(num_classes=40), 1024, 2048, 0, 1.0 / 0.15),
-    "msg_segmenter": (lambda: Pointnet2MSGSeg(num_classes=13), 4096, 3000, 6, 1.0 / 0.15),
-    "pvn3d_point_branch": (lambda: Pointnet2MSG(input_channels=6), NUM_POINTS, 9000, 6, 1.0),
-}
+# name: (exported points, other points); the models and inputs are models/export_cases.py's
+MODELS: Dict[str, Tuple[int, int]] = {"ssg_classifier": (1024, 2048), "msg_segmenter": (4096, 3000),
+                                      "pvn3d_point_branch": (NUM_POINTS, 9000)}
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
 def exported(request, tmp_path_factory):
-    ctor, n, _, channels, scale = MODELS[request.param]
-    torch.manual_seed(0)
-    model = randomize_bn(ctor())
-    x = cloud(n, channels, 0)
-    x[..., :3] *= scale
+    model = pointnet2_model(request.param)
+    x = pointnet2_input(request.param, MODELS[request.param][0], 0)
     path = tmp_path_factory.mktemp(request.param) / "model.onnx"
     pointrt.export(model, (x,), str(path), input_names=["points"], output_names=["out"], verify=False, quiet=True)
     return request.param, model, path
@@ -60,9 +38,8 @@ def exported(request, tmp_path_factory):
 @pytest.mark.parametrize("which", ["exported_count", "other_count"])
 def test_model_matches_pytorch(exported, which: str) -> None:
     name, model, path = exported
-    _, n_export, n_other, channels, scale = MODELS[name]
-    x = cloud(n_export if which == "exported_count" else n_other, channels, 7)
-    x[..., :3] *= scale
+    n_export, n_other = MODELS[name]
+    x = pointnet2_input(name, n_export if which == "exported_count" else n_other, 7)
     with torch.no_grad():
         ref = model(x).numpy()
     got = _pointrt.Session(str(path)).run({"points": x.numpy()})["out"]
