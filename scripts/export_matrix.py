@@ -78,6 +78,24 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}"[:200]
 
 
+def check_disagreements(path: str) -> List[str]:
+    """`pointrt check`'s verdicts against the real thing: pointrt must be deployable (the cell runs it),
+    and the onnxruntime verdict must equal whether ONNX Runtime builds a session (issue 10's goal)."""
+    import onnxruntime as ort
+    from pointrt.check import check
+    reasons = [] if check(path, "pointrt").deployable else ["check says pointrt cannot run the file"]
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        ort_runs = True
+    except Exception:  # noqa: BLE001 - any refusal (custom domain, missing kernel)
+        ort_runs = False
+    if check(path, "onnxruntime").deployable != ort_runs:
+        reasons.append(f"check's onnxruntime verdict differs from ONNX Runtime (which {'builds' if ort_runs else 'refuses'} it)")
+    return reasons
+
+
 def run_cell(name: str, exporter: str, size: str, out_dir: str) -> Row:
     import onnx
     import pointrt
@@ -98,6 +116,7 @@ def run_cell(name: str, exporter: str, size: str, out_dir: str) -> Row:
         row["error"], reasons = compare(case, path)
         reasons += [f"{n} pointrt {op} nodes, expected {want}" for op, want in case.pointrt_nodes.items()
                     if (n := report.pointrt_nodes.get(op, 0)) != want]
+        reasons += check_disagreements(path)
         row["status"], row["reason"] = ("FAILED", "; ".join(reasons)) if reasons else ("ok", "")
     except Exception as e:  # noqa: BLE001 - every failure becomes the cell's reason
         traceback.print_exc()

@@ -138,3 +138,24 @@ def test_cli_exit_status_and_json(tmp_path) -> None:
     bad = run(str(tmp_path / "missing.onnx"))
     assert bad.returncode == 2 and bad.stderr.startswith("error:")
     assert run(str(model), "--target", "nonsense").returncode == 2
+
+
+def test_onnxruntime_verdict_agrees_on_the_benchmark_models(tmp_path) -> None:
+    """bench/compare_onnxruntime.py's networks (standard operators; small input shapes here)."""
+    import importlib.util
+
+    import torch
+
+    from pointrt.torch.patches import patch_adaptive_avg_pool2d
+    spec = importlib.util.spec_from_file_location("compare_onnxruntime", ROOT / "bench" / "compare_onnxruntime.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    small = {"resnet18": (1, 3, 64, 64), "pspnet": (1, 3, 144, 144), "pointnet": (1, 3, 256), "lstm": (4, 2, 256),
+             "gru": (4, 2, 256), "rnn": (4, 2, 256)}
+    for name, (model, _) in bench.build_models().items():
+        path = str(tmp_path / f"{name}.onnx")
+        with torch.no_grad(), patch_adaptive_avg_pool2d():  # PSPNet's pyramid bins, as bench/ exports them
+            torch.onnx.export(model, (torch.randn(*small[name]),), path, opset_version=13, input_names=["x"],
+                              output_names=["y"])
+        assert check(path, "onnxruntime").deployable == _ort_runs(path), name
+        assert check(path, "pointrt").deployable, name
