@@ -28,7 +28,8 @@
 // subgraph's tensors count toward the run that executes it (the outermost run attributes them to
 // the node that runs the subgraph). Profiling: with a profile sink in the context, each node adds a
 // NodeProfile row (name prefixed by the context's scope, "loop/body/conv1") and a row per named
-// phase ("SparseConv:rulebook").
+// phase ("SparseConv:rulebook"); a node that runs subgraphs keeps in its own row only the time
+// its subgraphs' rows do not account for.
 #pragma once
 
 #include <memory>

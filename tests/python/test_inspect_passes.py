@@ -13,7 +13,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = os.environ.get("POINTRT_CLI", str(ROOT / "build" / "pointrt"))
-PASSES = ["check-supported", "fold-constants", "quant-qdq", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"]
+PASSES = [
+    "check-supported",
+    "prepare-subgraphs",
+    "fold-constants",
+    "fold-if",
+    "quant-qdq",
+    "nn-fuse-conv",
+    "fold-constants",
+    "eliminate-dead-nodes",
+]
 
 
 def constant_chain_model() -> onnx.ModelProto:
