@@ -82,7 +82,7 @@ std::optional<Shape> fixed_declared_shape(const Graph& body, int output) {
 bool scalar_truth(const KernelContext& ctx, const Tensor& t, const char* what) {
   if (t.numel() != 1) fail(ctx.where(), ": ", what, " must have one element, got shape ", shape_to_string(t.shape()));
   switch (t.dtype()) {
-    case DType::kBool: return *t.data_as<bool>();
+    case DType::kBool:  // read as a byte: a file may hold any non-zero value for true
     case DType::kUInt8: return *t.data_as<uint8_t>() != 0;
     case DType::kInt32: return *t.data_as<int32_t>() != 0;
     case DType::kInt64: return *t.data_as<int64_t>() != 0;

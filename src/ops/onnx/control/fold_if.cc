@@ -22,7 +22,7 @@ const Graph* chosen_branch(const Graph& g, const Node& n) {
   if (n.op_type != "If" || !n.domain.empty() || n.inputs.empty() || n.inputs[0] < 0) return nullptr;
   const auto& cond = g.values[n.inputs[0]].constant;
   if (!cond || cond->numel() != 1 || cond->dtype() != DType::kBool || !cond->data()) return nullptr;
-  auto it = n.attrs.items.find(*cond->data_as<bool>() ? "then_branch" : "else_branch");
+  auto it = n.attrs.items.find(*cond->data_as<uint8_t>() != 0 ? "then_branch" : "else_branch");
   if (it == n.attrs.items.end() || !it->second.g) return nullptr;
   const Graph& b = *it->second.g;
   if (!b.inputs.empty() || b.outputs.size() != n.outputs.size()) return nullptr;  // the kernel reports it

@@ -35,9 +35,10 @@ class IfKernel : public OpKernel {
     check_branch_outputs(init, body_graph(init, "then_branch"), body_graph(init, "else_branch"));
     // A condition known now: only the branch it chooses is built.
     const Tensor* cond = init.constant_input(0);
-    const bool known = cond && cond->numel() == 1 && cond->dtype() == DType::kBool;
-    if (!known || *cond->data_as<bool>()) then_ = make_body_plan(init, "then_branch");
-    if (!known || !*cond->data_as<bool>()) else_ = make_body_plan(init, "else_branch");
+    const bool known = cond && cond->numel() == 1 && cond->dtype() == DType::kBool && cond->data();
+    const bool value = known && *cond->data_as<uint8_t>() != 0;  // bool as a byte (any non-zero is true)
+    if (!known || value) then_ = make_body_plan(init, "then_branch");
+    if (!known || !value) else_ = make_body_plan(init, "else_branch");
   }
 
   void run(KernelContext& ctx) const override {
