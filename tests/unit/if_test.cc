@@ -75,6 +75,23 @@ TEST(If, ConstantConditionIsFoldedIntoTheChosenBranch) {
   EXPECT_EQ(values_of(s.run({{"x", float_tensor({1}, {7})}})[0]), (std::vector<float>{7, 7}));
 }
 
+TEST(If, ConstantIfWhoseBranchReusesAnOuterNameStaysAnIf) {
+  // The then-branch defines `one` (an initializer), which the main graph defines too: inlining would clash.
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {std::string("n")});
+  b.initializer("cond", bool_scalar(true));
+  auto& n = b.node("If", {"cond"}, {"y"}, "", "if_clash");
+  attr_graph(n, "then_branch", add_one_branch());
+  attr_graph(n, "else_branch", concat_branch());
+  b.node("Neg", {"y"}, {"one"}, "", "neg");
+  b.output("one");
+  Session s(b.load());
+  bool has_if = false;
+  for (const std::string& step : s.execution_plan()) has_if = has_if || step.rfind("If:", 0) == 0;
+  EXPECT_TRUE(has_if);
+  EXPECT_EQ(values_of(s.run({{"x", float_tensor({2}, {1, 2})}})[0]), (std::vector<float>{-2, -3}));
+}
+
 // Three Ifs nested: the innermost reads x (main graph) and `mid` (the middle If's branch).
 Model nested_model() {
   onnx::GraphProto inner_then;
