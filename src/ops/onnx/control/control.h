@@ -18,7 +18,7 @@
 //   (their shapes may change between iterations) and K scan outputs, each iteration's value stacked
 //   along a new axis 0 (equal shapes across iterations, else an error). Zero iterations: carried
 //   outputs are the initial values, scan outputs have 0 rows (the rest of the shape as the body
-//   declares it when fixed, else shape [0]).
+//   declares it when fixed, else shape [0]; float32 when the body declares no element type).
 // Scan (opset 8 with a leading batch axis and optional sequence_lens, which must be absent or full
 //   length; opsets 9-21 without): N state inputs, M scan inputs; attributes body, num_scan_inputs,
 //   scan_input_axes, scan_input_directions, scan_output_axes, scan_output_directions (axes may be

@@ -5,7 +5,6 @@
 // its kernel then builds only the chosen branch (if.cc).
 #include <algorithm>
 
-#include "ops/onnx/control/control.h"
 #include "ops/onnx/control/fold_if.h"
 
 namespace pointrt::control {
