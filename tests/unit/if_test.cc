@@ -92,6 +92,40 @@ TEST(If, ConstantIfWhoseBranchReusesAnOuterNameStaysAnIf) {
   EXPECT_EQ(values_of(s.run({{"x", float_tensor({2}, {1, 2})}})[0]), (std::vector<float>{-2, -3}));
 }
 
+TEST(If, ConstantIfInsideALoopBodyIsFoldedThere) {
+  // body(i, cond, v): v' = If(true) then v + x else Concat(x, x); the body's own passes inline it.
+  onnx::GraphProto then_g;
+  sub_node(then_g, "Add", {"v", "x"}, {"plus"}, "plus_x");
+  sub_value(then_g.mutable_output(), "plus", DType::kFloat32);
+  onnx::GraphProto body;
+  sub_value(body.mutable_input(), "i", DType::kInt64, 0);
+  sub_value(body.mutable_input(), "cond_in", DType::kBool, 0);
+  sub_value(body.mutable_input(), "v", DType::kFloat32);
+  sub_initializer(body, "always", bool_scalar(true));
+  auto& n_if = sub_node(body, "If", {"always"}, {"v_out"}, "choose");
+  attr_graph(n_if, "then_branch", then_g);
+  attr_graph(n_if, "else_branch", concat_branch());
+  sub_node(body, "Identity", {"cond_in"}, {"cond_out"});
+  sub_value(body.mutable_output(), "cond_out", DType::kBool);
+  sub_value(body.mutable_output(), "v_out", DType::kFloat32);
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {int64_t{1}});
+  b.input("v0", DType::kFloat32, {int64_t{1}});
+  b.input("M", DType::kInt64, {});
+  auto& n = b.node("Loop", {"M", "", "v0"}, {"v"}, "", "loop");
+  attr_graph(n, "body", body);
+  b.output("v");
+  SessionOptions o;
+  o.profile = true;
+  Session s(b.load(), o);
+  auto r = s.run({{"x", float_tensor({1}, {2})}, {"v0", float_tensor({1}, {1})}, {"M", int64_scalar(3)}});
+  EXPECT_EQ(values_of(r[0]), (std::vector<float>{7}));
+  std::set<std::string> names;
+  for (const auto& p : s.last_profile()) names.insert(p.node_name);
+  EXPECT_TRUE(names.count("loop/body/plus_x"));
+  EXPECT_FALSE(names.count("loop/body/choose"));
+}
+
 // Three Ifs nested: the innermost reads x (main graph) and `mid` (the middle If's branch).
 Model nested_model() {
   onnx::GraphProto inner_then;
