@@ -102,7 +102,14 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
   std::vector<Tensor>& slots = frame.slots();
   for (size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].constant) slots[v] = *g.values[v].constant;
-  for (size_t i = 0; i < inputs.size(); ++i) slots[g.inputs[i]] = std::move(inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A subgraph's inputs (Loop's carried values, Scan's elements) must have the declared type.
+    const Value& declared = g.values[g.inputs[i]];
+    if (declared.dtype != DType::kUndefined && inputs[i].dtype() != declared.dtype)
+      fail(where_, ": graph '", g.name, "' input '", declared.name, "' is declared ", dtype_name(declared.dtype),
+           " but gets ", dtype_name(inputs[i].dtype()));
+    slots[g.inputs[i]] = std::move(inputs[i]);
+  }
   for (int v : outer_) {
     const Tensor* t = enclosing ? enclosing->lookup(g.values[v].name) : nullptr;
     if (!t)

@@ -200,6 +200,26 @@ TEST(Loop, WrongBodyArityIsAOneLineError) {
   }
 }
 
+TEST(Loop, CarriedValueOfAnotherTypeThanTheBodyDeclaresIsAnError) {
+  ModelBuilder b(17);
+  b.input("x", DType::kInt64, {int64_t{2}});
+  b.input("acc0", DType::kInt64, {int64_t{2}});
+  b.input("limit", DType::kInt64, {});
+  b.input("M", DType::kInt64, {});
+  auto& n = b.node("Loop", {"M", "", "acc0"}, {"acc", "scan"}, "", "loop_typed");
+  attr_graph(n, "body", accumulate_body());  // declares acc float32
+  b.output("acc");
+  Session s(b.load());
+  Tensor ints = Tensor::zeros(DType::kInt64, {2});
+  std::string e = error_of([&] {
+    s.run({{"x", ints}, {"acc0", ints}, {"limit", int64_scalar(3)}, {"M", int64_scalar(1)}});
+  });
+  EXPECT_NE(e.find("node 'loop_typed' (Loop): subgraph 'body': graph 'body' input 'acc' is declared float32 but gets "
+                   "int64"),
+            std::string::npos)
+      << e;
+}
+
 TEST(Loop, ScanOutputChangingShapeIsAnError) {
   // The scan output is the growing carried value itself.
   onnx::GraphProto g;
