@@ -76,6 +76,36 @@ std::string error_of(F&& f) {
   return "";
 }
 
+/// A Loop body (i, cond_in, v) -> (cond_in, v_out) whose v_out is If(`cond`) of the two branches
+/// (node "choose"); the caller adds the nodes that compute `cond`.
+inline onnx::GraphProto body_around_if(const std::string& cond, const onnx::GraphProto& then_g,
+                                       const onnx::GraphProto& else_g) {
+  onnx::GraphProto body;
+  body.set_name("body");
+  sub_value(body.mutable_input(), "i", DType::kInt64, 0);
+  sub_value(body.mutable_input(), "cond_in", DType::kBool, 0);
+  sub_value(body.mutable_input(), "v", DType::kFloat32);
+  auto& n_if = sub_node(body, "If", {cond}, {"v_out"}, "choose");
+  attr_graph(n_if, "then_branch", then_g);
+  attr_graph(n_if, "else_branch", else_g);
+  sub_node(body, "Identity", {"cond_in"}, {"cond_out"});
+  sub_value(body.mutable_output(), "cond_out", DType::kBool);
+  sub_value(body.mutable_output(), "v_out", DType::kFloat32);
+  return body;
+}
+
+/// Loop(M, "", v0) -> v over `body`, with inputs x and v0 (float32 [1]) and M.
+inline Model single_value_loop(const onnx::GraphProto& body, const std::string& node_name) {
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {int64_t{1}});
+  b.input("v0", DType::kFloat32, {int64_t{1}});
+  b.input("M", DType::kInt64, {});
+  auto& n = b.node("Loop", {"M", "", "v0"}, {"v"}, "", node_name);
+  attr_graph(n, "body", body);
+  b.output("v");
+  return b.load();
+}
+
 /// Runs a model in a session (optimised or not) with feeds.
 inline std::vector<Tensor> run_model(const Model& m, const std::map<std::string, Tensor>& feeds, bool optimize = true) {
   SessionOptions o;

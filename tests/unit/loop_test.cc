@@ -123,35 +123,20 @@ TEST(Loop, LoopCarriedValueChangesShapeEachIteration) {
 
 TEST(Loop, BodyWithAnIfReadsTheBodyAndTheMainGraph) {
   // body(i, cond, v): v' = If(i is even) then v + x else v - 1; x from the main graph, v from the body.
-  onnx::GraphProto then_g, else_g, body;
+  onnx::GraphProto then_g, else_g;
   sub_node(then_g, "Add", {"v", "x"}, {"plus"}, "plus_x");
   sub_value(then_g.mutable_output(), "plus", DType::kFloat32);
   sub_initializer(else_g, "one", float_tensor({1}, {1}));
   sub_node(else_g, "Sub", {"v", "one"}, {"minus"}, "minus_one");
   sub_value(else_g.mutable_output(), "minus", DType::kFloat32);
-  sub_value(body.mutable_input(), "i", DType::kInt64, 0);
-  sub_value(body.mutable_input(), "cond_in", DType::kBool, 0);
-  sub_value(body.mutable_input(), "v", DType::kFloat32);
+  onnx::GraphProto body = body_around_if("even", then_g, else_g);
   sub_initializer(body, "two", int64_scalar(2));
   sub_initializer(body, "zero", int64_scalar(0));
   sub_node(body, "Mod", {"i", "two"}, {"parity"});
   sub_node(body, "Equal", {"parity", "zero"}, {"even"});
-  auto& n_if = sub_node(body, "If", {"even"}, {"v_out"}, "choose");
-  attr_graph(n_if, "then_branch", then_g);
-  attr_graph(n_if, "else_branch", else_g);
-  sub_node(body, "Identity", {"cond_in"}, {"cond_out"});
-  sub_value(body.mutable_output(), "cond_out", DType::kBool);
-  sub_value(body.mutable_output(), "v_out", DType::kFloat32);
-  ModelBuilder b(17);
-  b.input("x", DType::kFloat32, {int64_t{1}});
-  b.input("v0", DType::kFloat32, {int64_t{1}});
-  b.input("M", DType::kInt64, {});
-  auto& n = b.node("Loop", {"M", "", "v0"}, {"v"}, "", "loop_if");
-  attr_graph(n, "body", body);
-  b.output("v");
   SessionOptions o;
   o.profile = true;
-  Session s(b.load(), o);
+  Session s(single_value_loop(body, "loop_if"), o);
   auto r = s.run({{"x", float_tensor({1}, {10})}, {"v0", float_tensor({1}, {0})}, {"M", int64_scalar(5)}});
   EXPECT_EQ(values_of(r[0]), (std::vector<float>{28}));  // +10 -1 +10 -1 +10
   int then_rows = 0;
