@@ -17,7 +17,9 @@ struct Graph;
 
 /// An ONNX attribute, decoded.
 struct Attribute {
-  enum class Kind { kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors };
+  // kType: a TYPE_PROTO attribute (Optional's `type`), kept undecoded until sequences and
+  // optionals are values of the IR.
+  enum class Kind { kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors, kType };
   Kind kind = Kind::kInt;
   float f = 0;
   int64_t i = 0;

@@ -21,10 +21,9 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <mutex>
-#include <queue>
 
+#include "graph/onnx_convert.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
@@ -47,8 +46,11 @@ std::string unsafe_for_onnx_inference(const onnx::GraphProto& g) {
           if (v <= 0) return "node '" + n.name() + "' has " + k + " value " + std::to_string(v);
         if (a.has_i() && a.i() <= 0) return "node '" + n.name() + "' has " + k + " value " + std::to_string(a.i());
       }
-      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
-        return "node '" + n.name() + "' has a subgraph";
+      if (a.type() == onnx::AttributeProto::GRAPHS) return "node '" + n.name() + "' has a list of subgraphs";
+      if (a.type() == onnx::AttributeProto::GRAPH) {
+        std::string inner = unsafe_for_onnx_inference(a.g());
+        if (!inner.empty()) return inner;
+      }
     }
   }
   return "";
@@ -62,7 +64,13 @@ std::string nodes_failing_onnx_checker(const onnx::ModelProto& proto) {
   std::unordered_map<std::string, int> opsets;
   for (const auto& op : proto.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
   ctx.set_opset_imports(opsets);
+  // Every name of the main graph is in scope: subgraphs (If/Loop/Scan bodies) may read any of
+  // them, and the file's nodes need not be sorted.
   onnx::checker::LexicalScopeContext scope;
+  for (const auto& in : proto.graph().input()) scope.add(in.name());
+  for (const auto& init : proto.graph().initializer()) scope.add(init.name());
+  for (const auto& n : proto.graph().node())
+    for (const auto& o : n.output()) scope.add(o);
   const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& n : proto.graph().node()) {
     // An opset newer than this ONNX library knows (18+ with Debian's 1.12) cannot be checked,
@@ -81,6 +89,22 @@ std::string nodes_failing_onnx_checker(const onnx::ModelProto& proto) {
     }
   }
   return "";
+}
+
+// value_info and output types of `typed` (the same graph after inference) into `g`, and likewise
+// into every subgraph.
+void copy_inferred_types(const onnx::GraphProto& typed, onnx::GraphProto& g) {
+  *g.mutable_value_info() = typed.value_info();
+  if (typed.output_size() == g.output_size()) *g.mutable_output() = typed.output();
+  if (typed.node_size() != g.node_size()) return;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& tn = typed.node(i);
+    auto* n = g.mutable_node(i);
+    if (tn.attribute_size() != n->attribute_size()) continue;
+    for (int j = 0; j < n->attribute_size(); ++j)
+      if (n->attribute(j).type() == onnx::AttributeProto::GRAPH && tn.attribute(j).has_g())
+        copy_inferred_types(tn.attribute(j).g(), *n->mutable_attribute(j)->mutable_g());
+  }
 }
 
 // ONNX 1.12's inference functions can crash on malformed files even after the checks above (the
@@ -110,9 +134,9 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
     int status = 0;
     try {
       onnx::shape_inference::InferShapes(proto);
-      onnx::GraphProto typed;
-      *typed.mutable_value_info() = proto.graph().value_info();
-      *typed.mutable_output() = proto.graph().output();
+      onnx::GraphProto typed = proto.graph();  // with the subgraphs' inferred value_info
+      typed.clear_initializer();
+      typed.clear_input();
       std::string bytes = typed.SerializeAsString();
       for (size_t done = 0; done < bytes.size();) {
         ssize_t n = write(fds[1], bytes.data() + done, bytes.size() - done);
@@ -155,176 +179,8 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the ONNX library reported an inconsistency";
   onnx::GraphProto typed;
   if (!typed.ParseFromString(bytes)) return "its result could not be read";
-  *proto.mutable_graph()->mutable_value_info() = typed.value_info();
-  if (typed.output_size() == proto.graph().output_size()) *proto.mutable_graph()->mutable_output() = typed.output();
+  copy_inferred_types(typed, *proto.mutable_graph());
   return "";
-}
-
-void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
-  if (!vi.has_type() || !vi.type().has_tensor_type()) return;
-  const auto& tt = vi.type().tensor_type();
-  if (tt.elem_type() != 0) {
-    try {
-      v.dtype = dtype_from_onnx_code(tt.elem_type(), "value '" + vi.name() + "'");
-    } catch (const Error&) {}
-  }
-  if (tt.has_shape()) {
-    v.has_shape = true;
-    v.shape.clear();
-    for (const auto& d : tt.shape().dim()) {
-      Dim dim;
-      if (d.has_dim_value())
-        dim.value = d.dim_value();
-      else if (d.has_dim_param())
-        dim.symbol = d.dim_param();
-      v.shape.push_back(dim);
-    }
-  }
-}
-
-Attribute convert_attribute(const onnx::AttributeProto& a, const ExternalDataRoots& roots, const std::string& where) {
-  Attribute r;
-  switch (a.type()) {
-    case onnx::AttributeProto::FLOAT:
-      r.kind = Attribute::Kind::kFloat;
-      r.f = a.f();
-      break;
-    case onnx::AttributeProto::INT:
-      r.kind = Attribute::Kind::kInt;
-      r.i = a.i();
-      break;
-    case onnx::AttributeProto::STRING:
-      r.kind = Attribute::Kind::kString;
-      r.s = a.s();
-      break;
-    case onnx::AttributeProto::TENSOR:
-      r.kind = Attribute::Kind::kTensor;
-      r.t = tensor_from_proto(a.t(), roots, where);
-      break;
-    case onnx::AttributeProto::GRAPH: r.kind = Attribute::Kind::kGraph; break;  // subgraphs: not executed
-    case onnx::AttributeProto::FLOATS:
-      r.kind = Attribute::Kind::kFloats;
-      r.floats.assign(a.floats().begin(), a.floats().end());
-      break;
-    case onnx::AttributeProto::INTS:
-      r.kind = Attribute::Kind::kInts;
-      r.ints.assign(a.ints().begin(), a.ints().end());
-      break;
-    case onnx::AttributeProto::STRINGS:
-      r.kind = Attribute::Kind::kStrings;
-      r.strings.assign(a.strings().begin(), a.strings().end());
-      break;
-    case onnx::AttributeProto::TENSORS: r.kind = Attribute::Kind::kTensors; break;
-    default:
-      // Old files leave `type` unset; infer it from the populated field.
-      if (a.has_f()) {
-        r.kind = Attribute::Kind::kFloat;
-        r.f = a.f();
-      } else if (a.has_i()) {
-        r.kind = Attribute::Kind::kInt;
-        r.i = a.i();
-      } else if (a.has_s()) {
-        r.kind = Attribute::Kind::kString;
-        r.s = a.s();
-      } else if (a.has_t()) {
-        r.kind = Attribute::Kind::kTensor;
-        r.t = tensor_from_proto(a.t(), roots, where);
-      } else if (a.floats_size()) {
-        r.kind = Attribute::Kind::kFloats;
-        r.floats.assign(a.floats().begin(), a.floats().end());
-      } else if (a.ints_size()) {
-        r.kind = Attribute::Kind::kInts;
-        r.ints.assign(a.ints().begin(), a.ints().end());
-      } else if (a.strings_size()) {
-        r.kind = Attribute::Kind::kStrings;
-        r.strings.assign(a.strings().begin(), a.strings().end());
-      } else
-        fail(where, ": attribute '", a.name(), "' has no value");
-  }
-  return r;
-}
-
-// Constant node -> tensor.
-Tensor constant_node_value(const Node& n) {
-  const auto& items = n.attrs.items;
-  if (items.size() != 1) fail(n.describe(), ": a Constant node needs exactly one value attribute");
-  const auto& [key, a] = *items.begin();
-  if (key == "value") return a.t;
-  if (key == "value_float") {
-    Tensor t = Tensor::allocate(DType::kFloat32, {});
-    *t.data_as<float>() = a.f;
-    return t;
-  }
-  if (key == "value_int") {
-    Tensor t = Tensor::allocate(DType::kInt64, {});
-    *t.data_as<int64_t>() = a.i;
-    return t;
-  }
-  if (key == "value_floats") {
-    Tensor t = Tensor::allocate(DType::kFloat32, {static_cast<int64_t>(a.floats.size())});
-    std::copy(a.floats.begin(), a.floats.end(), t.data_as<float>());
-    return t;
-  }
-  if (key == "value_ints") {
-    Tensor t = Tensor::allocate(DType::kInt64, {static_cast<int64_t>(a.ints.size())});
-    std::copy(a.ints.begin(), a.ints.end(), t.data_as<int64_t>());
-    return t;
-  }
-  fail(n.describe(), ": Constant attribute '", key, "' is not supported");
-}
-
-void topological_sort(Graph& g, const std::string& file) {
-  size_t n = g.nodes.size();
-  std::vector<int> indegree(n, 0);
-  std::vector<std::vector<int>> consumers(n);
-  for (size_t i = 0; i < n; ++i)
-    for (int in : g.nodes[i].inputs) {
-      if (in < 0) continue;
-      int p = g.values[in].producer;
-      if (p >= 0) {
-        ++indegree[i];
-        consumers[p].push_back(static_cast<int>(i));
-      }
-    }
-  // Keep file order among ready nodes (a min-heap on the original index) for stable plans.
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (size_t i = 0; i < n; ++i)
-    if (!indegree[i]) ready.push(static_cast<int>(i));
-  std::vector<int> order;
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int c : consumers[i])
-      if (--indegree[c] == 0) ready.push(c);
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i)
-      if (indegree[i]) fail(file, ": the graph has a cycle through ", g.nodes[i].describe());
-  }
-  std::vector<Node> sorted;
-  sorted.reserve(n);
-  for (int i : order) sorted.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(sorted);
-  g.compact();
-}
-
-// A node's outputs as new values it produces ("" = omitted: -1). Every ONNX operator has at least
-// one output; the graph passes and kernels may rely on outputs[0].
-void add_node_outputs(Graph& g, const onnx::NodeProto& np, Node& n, const std::string& file) {
-  for (const auto& o : np.output()) {
-    if (o.empty()) {
-      n.outputs.push_back(-1);
-      continue;
-    }
-    if (g.find_value(o) >= 0)
-      fail(file, ": ", n.describe(), " output '", o, "' is already produced elsewhere (SSA violation)");
-    int id = g.add_value(o);
-    g.values[id].producer = static_cast<int>(g.nodes.size());
-    n.outputs.push_back(id);
-  }
-  if (std::none_of(n.outputs.begin(), n.outputs.end(), [](int id) { return id >= 0; }))
-    fail(file, ": ", n.describe(), " has no outputs (every ONNX operator produces at least one)");
 }
 
 }  // namespace
@@ -362,87 +218,14 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
 
   Graph& g = impl->graph;
   const auto& gp = proto.graph();
-  g.name = gp.name();
   for (const auto& op : proto.opset_import()) {
     std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
     g.opsets[domain] = op.version();
   }
   if (!g.opsets.count("") && proto.opset_import_size() == 0) g.opsets[""] = 1;
 
-  for (const auto& init : gp.initializer()) {
-    if (init.name().empty()) fail(file, ": an initializer has no name");
-    int id = g.add_value(init.name());
-    g.values[id].constant = tensor_from_proto(init, roots, file + ":");
-    g.values[id].dtype = g.values[id].constant->dtype();
-    g.values[id].has_shape = true;
-    for (int64_t d : g.values[id].constant->shape()) g.values[id].shape.push_back(Dim{d, ""});
-  }
-  for (const auto& in : gp.input()) {
-    int id = g.find_value(in.name());
-    if (id >= 0) continue;  // an input that is also an initializer: a constant with a default
-    id = g.add_value(in.name());
-    fill_value_info(in, g.values[id]);
-    g.inputs.push_back(id);
-  }
-
-  // Create every node's outputs first: files need not be topologically sorted.
-  g.nodes.reserve(gp.node_size());
-  for (int ni = 0; ni < gp.node_size(); ++ni) {
-    const auto& np = gp.node(ni);
-    Node n;
-    n.op_type = np.op_type();
-    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    n.name = np.name().empty() ? str_cat(n.op_type, "_", ni) : np.name();
-    if (n.op_type.empty()) fail(file, ": node ", ni, " has no op_type");
-    auto ops = g.opsets.find(n.domain);
-    if (ops == g.opsets.end())
-      fail(file, ": ", n.describe(), " uses domain '", n.domain, "' which the model does not import (opset_import)");
-    n.opset = ops->second;
-    n.attrs.owner = n.describe();
-    for (const auto& a : np.attribute())
-      n.attrs.items[a.name()] = convert_attribute(a, roots, file + ": " + n.describe());
-    add_node_outputs(g, np, n, file);
-    g.nodes.push_back(std::move(n));
-  }
-  for (int ni = 0; ni < gp.node_size(); ++ni) {
-    Node& n = g.nodes[ni];
-    for (const auto& in : gp.node(ni).input()) {
-      if (in.empty()) {
-        n.inputs.push_back(-1);
-        continue;
-      }
-      int id = g.find_value(in);
-      if (id < 0)
-        fail(file, ": ", n.describe(), " input '", in,
-             "' is not a graph input, an initializer or another node's output");
-      n.inputs.push_back(id);
-    }
-  }
-  for (const auto& vi : gp.value_info()) {
-    int id = g.find_value(vi.name());
-    if (id >= 0 && !g.values[id].constant) fill_value_info(vi, g.values[id]);
-  }
-  for (const auto& out : gp.output()) {
-    int id = g.find_value(out.name());
-    if (id < 0) fail(file, ": graph output '", out.name(), "' is not produced by any node");
-    fill_value_info(out, g.values[id]);
-    g.outputs.push_back(id);
-  }
-  topological_sort(g, file);
-
-  // Constant nodes become constants right away.
-  for (auto& n : g.nodes) {
-    if (n.op_type != "Constant" || !n.domain.empty()) continue;
-    if (n.outputs.size() != 1 || n.outputs[0] < 0) fail(file, ": ", n.describe(), " must have one output");
-    Value& v = g.values[n.outputs[0]];
-    v.constant = constant_node_value(n);
-    v.dtype = v.constant->dtype();
-    v.has_shape = true;
-    v.shape.clear();
-    for (int64_t d : v.constant->shape()) v.shape.push_back(Dim{d, ""});
-    n.removed = true;
-  }
-  g.compact();
+  convert_graph(gp, g.opsets, roots, file, /*subgraph=*/false, g);
+  check_outer_scopes(g, file);
 
   auto info = [&](int id) {
     const Value& v = g.values[id];

@@ -190,10 +190,16 @@ class OpKernel {
   virtual bool releases_constant_input(size_t /*i*/) const { return false; }
 };
 
+class OpTable;
+
 /// What a factory sees at prepare time.
 struct KernelInit {
   const Node& node;
   const Graph& graph;
+  /// The session's operator table (op_table() plus its plugins' rows) when known; kernels that build
+  /// plans of subgraphs (If/Loop/Scan) take their kernels from kernels().
+  const OpTable* table = nullptr;
+  const OpTable& kernels() const;
   std::string where() const { return node.describe(); }
   const Attributes& attrs() const { return node.attrs; }
   int64_t opset() const { return node.opset; }
@@ -259,6 +265,8 @@ class OpTable {
 
 /// The one operator table: every family's rows (registry() in ops/registry.h builds it on first use).
 const OpTable& op_table();
+
+inline const OpTable& KernelInit::kernels() const { return table ? *table : op_table(); }
 
 // Common dtype sets for table rows.
 extern const std::vector<DType> kFloatTypes;  // float32, float64

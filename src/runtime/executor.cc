@@ -37,8 +37,9 @@ auto naming_node(const Node& node, F&& body) -> decltype(body()) {
 
 }  // namespace
 
-std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph) {
-  return naming_node(node, [&] { return entry.factory(KernelInit{node, graph}); });
+std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph,
+                                      const OpTable* table) {
+  return naming_node(node, [&] { return entry.factory(KernelInit{node, graph, table}); });
 }
 
 void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
@@ -60,7 +61,7 @@ ExecutionPlan::ExecutionPlan(const Graph& graph, const OpTable& table, std::stri
   for (const auto& n : g.nodes) {
     const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
     if (!e) fail(where_, ": ", n.describe(), " has no kernel after optimisation");
-    nodes_.push_back(PlannedNode{&n, make_kernel(*e, n, g), {}, n.describe()});
+    nodes_.push_back(PlannedNode{&n, make_kernel(*e, n, g, &table), {}, n.describe()});
   }
   for (const std::string& name : outer_scope_names(g)) {
     int id = g.find_value(name);
@@ -102,7 +103,14 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
   std::vector<Tensor>& slots = frame.slots();
   for (size_t v = 0; v < g.values.size(); ++v)
     if (g.values[v].constant) slots[v] = *g.values[v].constant;
-  for (size_t i = 0; i < inputs.size(); ++i) slots[g.inputs[i]] = std::move(inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A subgraph's inputs (Loop's carried values, Scan's elements) must have the declared type.
+    const Value& declared = g.values[g.inputs[i]];
+    if (declared.dtype != DType::kUndefined && inputs[i].dtype() != declared.dtype)
+      fail(where_, ": graph '", g.name, "' input '", declared.name, "' is declared ", dtype_name(declared.dtype),
+           " but gets ", dtype_name(inputs[i].dtype()));
+    slots[g.inputs[i]] = std::move(inputs[i]);
+  }
   for (int v : outer_) {
     const Tensor* t = enclosing ? enclosing->lookup(g.values[v].name) : nullptr;
     if (!t)
@@ -116,6 +124,7 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
   for (size_t node_index = 0; node_index < nodes_.size(); ++node_index) {
     const PlannedNode& p = nodes_[node_index];
     auto t0 = std::chrono::steady_clock::now();
+    const size_t rows_before = profile ? profile->size() : 0;
     phases.entries.clear();
     if (!rc.is_nested()) rc.allocator().begin_node(static_cast<int>(node_index));
     run_node(g, *p.node, *p.kernel, slots, outs, rc, &frame, profile ? &phases : nullptr, &p.where);
@@ -128,6 +137,9 @@ std::vector<Tensor> ExecutionPlan::run(RunContext& rc, std::vector<Tensor> input
     for (int v : p.free_after) slots[v] = Tensor();
     if (profile) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      // Rows added meanwhile are the node's subgraph runs ("if_1/then_branch/..."): their time is
+      // theirs, the node's own row keeps the rest (so that the rows add up to the run).
+      for (size_t r = rows_before; r < profile->size(); ++r) ms -= (*profile)[r].milliseconds;
       add_profile_rows(*profile, rc.scope(), *p.node, ms, phases);
     }
   }

@@ -28,7 +28,8 @@
 // subgraph's tensors count toward the run that executes it (the outermost run attributes them to
 // the node that runs the subgraph). Profiling: with a profile sink in the context, each node adds a
 // NodeProfile row (name prefixed by the context's scope, "loop/body/conv1") and a row per named
-// phase ("SparseConv:rulebook").
+// phase ("SparseConv:rulebook"); a node that runs subgraphs keeps in its own row only the time
+// its subgraphs' rows do not account for.
 #pragma once
 
 #include <memory>
@@ -82,7 +83,7 @@ class ExecutionPlan {
   const std::vector<int>& outer_scope_values() const { return outer_; }
 
   /// Runs every node in order. `inputs[i]` binds graph().inputs[i] without copying (their count
-  /// must match); `enclosing` resolves outer-scope references (null for a main graph). Returns
+  /// must match, and their element type where the graph declares one); `enclosing` resolves outer-scope references (null for a main graph). Returns
   /// graph().outputs in order; a result may alias an input, a constant or an outer value (the
   /// caller copies where it must). Errors name the node; a graph output left undefined is one too.
   std::vector<Tensor> run(RunContext& rc, std::vector<Tensor> inputs, const Frame* enclosing = nullptr) const;
@@ -103,6 +104,7 @@ void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, cons
               const std::string* where = nullptr);
 
 /// The kernel of `node` from its table row; whatever the factory throws becomes an Error naming the node.
-std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph);
+std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph,
+                                      const OpTable* table = nullptr);
 
 }  // namespace pointrt

@@ -45,19 +45,23 @@ std::string custom_domain_hint(const std::string& domain, const OpTable& table) 
   return str_cat(" (none of the loaded plugins provides it: ", loaded, ")");
 }
 
-// Every node that cannot run (unknown operator, opset or input type), reported in one Error.
-void check_supported(const Graph& g, const std::string& file, const OpTable& table) {
-  std::vector<std::string> problems;
+// The problems of every node of `g` that cannot run (unknown operator, opset or input type), and
+// of the nodes of its subgraphs (prefixed by the subgraph and the node owning it).
+void collect_unsupported(const Graph& g, const OpTable& table, const std::string& prefix,
+                         std::vector<std::string>& problems) {
   for (const auto& n : g.nodes) {
+    for (const auto& [key, a] : n.attrs.items)
+      if (a.kind == Attribute::Kind::kGraph && a.g)
+        collect_unsupported(*a.g, table, str_cat(prefix, "subgraph '", key, "' of ", n.describe(), ": "), problems);
     const OpEntry* e = table.find(n.domain, n.op_type, n.opset);
     std::string dom = n.domain.empty() ? "ai.onnx" : n.domain;
     if (!e) {
       auto all = table.find_all(n.domain, n.op_type);
       if (all.empty())
-        problems.push_back(str_cat(n.describe(), ": operator ", dom, "::", n.op_type, " is not supported",
+        problems.push_back(str_cat(prefix, n.describe(), ": operator ", dom, "::", n.op_type, " is not supported",
                                    custom_domain_hint(n.domain, table)));
       else
-        problems.push_back(str_cat(n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
+        problems.push_back(str_cat(prefix, n.describe(), ": ", dom, "::", n.op_type, " at opset ", n.opset,
                                    " is not supported (supported opsets: ", supported_range_text(all), ")"));
       continue;
     }
@@ -65,10 +69,16 @@ void check_supported(const Graph& g, const std::string& file, const OpTable& tab
     if (ti >= 0 && static_cast<size_t>(ti) < n.inputs.size() && n.inputs[ti] >= 0) {
       DType t = g.values[n.inputs[ti]].dtype;
       if (!dtype_allowed(*e, t))
-        problems.push_back(str_cat(n.describe(), ": input '", g.values[n.inputs[ti]].name, "' has element type ",
-                                   dtype_name(t), ", which this operator does not support"));
+        problems.push_back(str_cat(prefix, n.describe(), ": input '", g.values[n.inputs[ti]].name,
+                                   "' has element type ", dtype_name(t), ", which this operator does not support"));
     }
   }
+}
+
+// Every node that cannot run, subgraphs included, reported in one Error.
+void check_supported(const Graph& g, const std::string& file, const OpTable& table) {
+  std::vector<std::string> problems;
+  collect_unsupported(g, table, "", problems);
   if (!problems.empty()) {
     std::string msg = str_cat(file, ": ", problems.size(), " node(s) cannot run:");
     for (auto& p : problems) msg += "\n  " + p;
@@ -122,7 +132,7 @@ bool fold_constants(Graph& g, const OpTable& table, size_t max_tensor_bytes, boo
     std::vector<Tensor> outs;
     bool folded = true;
     try {
-      auto kernel = make_kernel(*e, n, g);
+      auto kernel = make_kernel(*e, n, g, &table);
       run_node(g, n, *kernel, slots, outs, rc);
     } catch (const Error&) {
       folded = false;  // leave it to run time, where the error is reported with the real inputs
@@ -167,6 +177,21 @@ bool eliminate_dead_nodes(Graph& g) {
   return changed;
 }
 
+// Each subgraph (If/Loop/Scan body) becomes the session's own copy (the Model's graph shares
+// them) and goes through the same passes, check-supported excepted (it recursed already).
+bool prepare_subgraphs(Graph& g, const SessionOptions& options, const std::string& file, const OpTable& table) {
+  bool any = false;
+  for (auto& n : g.nodes)
+    for (auto& [key, a] : n.attrs.items) {
+      if (a.kind != Attribute::Kind::kGraph || !a.g) continue;
+      a.g = std::make_shared<Graph>(*a.g);
+      std::vector<GraphPass> passes = prepare_passes(options, file, table);
+      run_passes(*a.g, {passes.begin() + 1, passes.end()});
+      any = true;
+    }
+  return any;
+}
+
 }  // namespace
 
 std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::string& file, const OpTable& table) {
@@ -177,6 +202,8 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
          check_supported(g, file, *t);
          return false;
        }});
+  passes.push_back({"prepare-subgraphs", "every If/Loop/Scan body, copied, goes through these passes",
+                    [options, file, t](Graph& g) { return prepare_subgraphs(g, options, file, *t); }});
   if (options.optimize) {
     const char* what = "nodes whose inputs are all constant (or Shape/Size of a static shape) become constants";
     const size_t max_bytes = options.max_tensor_bytes;

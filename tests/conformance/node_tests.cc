@@ -44,9 +44,8 @@ Tensor read_tensor_pb(const fs::path& p) {
   return tensor_from_proto(proto, p.parent_path().string(), p.string());
 }
 
-// Why a model is out of scope, or "" when every node is in the table.
-std::string scope_problem(const Model& model) {
-  const Graph& g = model.impl()->graph;
+// Why a graph is out of scope, or "" when every node (subgraphs included) is in the table.
+std::string graph_scope_problem(const Graph& g) {
   for (const auto& n : g.nodes) {
     const OpEntry* e = op_table().find(n.domain, n.op_type, n.opset);
     if (!e) return str_cat(n.op_type, " opset ", n.opset, " not in the table");
@@ -56,7 +55,16 @@ std::string scope_problem(const Model& model) {
       if (t != DType::kUndefined && std::find(e->types.begin(), e->types.end(), t) == e->types.end())
         return str_cat(n.op_type, " on ", dtype_name(t), " not in the table");
     }
+    for (const auto& [key, a] : n.attrs.items)
+      if (a.kind == Attribute::Kind::kGraph && a.g)
+        if (std::string inner = graph_scope_problem(*a.g); !inner.empty()) return inner + " (in a subgraph)";
   }
+  return "";
+}
+
+// Why a model is out of scope, or "" when every node is in the table.
+std::string scope_problem(const Model& model) {
+  if (std::string p = graph_scope_problem(model.impl()->graph); !p.empty()) return p;
   for (const auto& v : model.inputs())
     if (v.dtype == DType::kUndefined) return "input '" + v.name + "' is not a tensor of a supported element type";
   return "";

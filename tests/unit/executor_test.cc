@@ -152,24 +152,26 @@ TEST(Executor, MissingOuterScopeValueIsAClearError) {
 TEST(Prepare, PassListIsNamedAndOrdered) {
   std::vector<std::string> names;
   for (const auto& p : prepare_passes(SessionOptions{}, "m.onnx")) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "fold-constants", "quant-qdq", "nn-fuse-conv",
-                                             "fold-constants", "eliminate-dead-nodes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "prepare-subgraphs", "fold-constants", "fold-if",
+                                             "quant-qdq", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"}));
   SessionOptions plain;
   plain.optimize = false;
   names.clear();
   for (const auto& p : prepare_passes(plain, "m.onnx")) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "eliminate-dead-nodes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "prepare-subgraphs", "eliminate-dead-nodes"}));
 }
 
 TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {
   const Registry& r = registry();
-  EXPECT_EQ(r.families, (std::vector<std::string>{"onnx/elementwise", "onnx/tensor", "onnx/reduce", "onnx/quant",
-                                                  "onnx/nn", "onnx/image", "onnx/rnn", "onnx/signal", "onnx/strings",
-                                                  "onnx/training", "pointnet2", "sparse", "pose", "detect"}));
+  EXPECT_EQ(r.families,
+            (std::vector<std::string>{"onnx/control", "onnx/elementwise", "onnx/tensor", "onnx/reduce", "onnx/quant",
+                                      "onnx/nn", "onnx/image", "onnx/rnn", "onnx/signal", "onnx/strings",
+                                      "onnx/training", "pointnet2", "sparse", "pose", "detect"}));
   EXPECT_EQ(r.importers.size(), 1u);  // NVIDIA scn.onnx (sparse)
-  ASSERT_EQ(r.passes.size(), 2u);
-  EXPECT_EQ(r.passes[0].name, "quant-qdq");
-  EXPECT_EQ(r.passes[1].name, "nn-fuse-conv");
+  ASSERT_EQ(r.passes.size(), 3u);
+  EXPECT_EQ(r.passes[0].name, "fold-if");
+  EXPECT_EQ(r.passes[1].name, "quant-qdq");
+  EXPECT_EQ(r.passes[2].name, "nn-fuse-conv");
   EXPECT_NE(r.table.find("pointrt", "BallQuery", 1), nullptr);
   // The pointrt-domain schemas are known to ONNX (shape inference at import uses them).
   EXPECT_NE(onnx::OpSchemaRegistry::Schema("BallQuery", 1, "pointrt"), nullptr);
