@@ -163,8 +163,7 @@ Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
 class PySession {
  public:
   PySession(const py::object& path, const py::object& threads, bool optimize, const py::object& max_tensor_bytes,
-            const py::object& external_data_dirs, const std::vector<std::string>& observe,
-            const py::object& plugins) {
+            const py::object& external_data_dirs, const std::vector<std::string>& observe, const py::object& plugins) {
     SessionOptions o;
     o.intra_op_threads = static_cast<int>(int_argument("threads", threads, 0, 1 << 16));
     o.optimize = optimize;

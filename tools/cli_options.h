@@ -20,7 +20,7 @@ Model load_model(const ModelFlags& flags);
 
 struct SessionFlags {
   int threads = 0;
-  std::string max_tensor_bytes;  // "" = the default (half the usable memory)
+  std::string max_tensor_bytes;      // "" = the default (half the usable memory)
   std::vector<std::string> plugins;  // --plugin LIB.so (repeatable): SessionOptions::plugins
 };
 /// --plugin alone (inspect has no session flags but must know the plugins' operators).

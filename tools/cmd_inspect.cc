@@ -127,8 +127,7 @@ int inspect(const ModelFlags& flags, const std::vector<std::string>& plugins, bo
   std::vector<std::string> unsupported;
   for (const auto& n : m.graph.nodes) {
     ++histogram[{n.domain, n.op_type}];
-    if (!table->find(n.domain, n.op_type, n.opset))
-      unsupported.push_back(str_cat(n.describe(), " at opset ", n.opset));
+    if (!table->find(n.domain, n.op_type, n.opset)) unsupported.push_back(str_cat(n.describe(), " at opset ", n.opset));
   }
   os << "nodes: " << m.graph.nodes.size() << "\n";
   j["nodes"] = m.graph.nodes.size();

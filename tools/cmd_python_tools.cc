@@ -89,8 +89,7 @@ const char* kBootstrap =
 }
 
 Subcommand add_python_tool(CLI::App& app, const std::string& tool, const std::string& description) {
-  auto* c = app.add_subcommand(tool, description + " (runs `python -m pointrt " + tool + "`; see " + tool +
-                                         " --help)");
+  auto* c = app.add_subcommand(tool, description + " (runs `python -m pointrt " + tool + "`; see " + tool + " --help)");
   c->set_help_flag();  // --help goes to the Python tool, whose options these are
   c->allow_extras();
   c->prefix_command();

@@ -96,8 +96,8 @@ typedef struct PointrtHostApi {
 /* One operator. Inputs: between min_inputs and max_inputs (an optional input the node leaves out
  * is passed with dtype POINTRT_DTYPE_UNDEFINED and data NULL); outputs: exactly num_outputs. */
 typedef struct PointrtOpDef {
-  const char* domain;  /* e.g. "example"; not "" (ai.onnx) or "pointrt" */
-  const char* op_type; /* e.g. "PointNorm" */
+  const char* domain;                   /* e.g. "example"; not "" (ai.onnx) or "pointrt" */
+  const char* op_type;                  /* e.g. "PointNorm" */
   int32_t since_version, until_version; /* opsets of `domain` served (inclusive) */
   int32_t min_inputs, max_inputs, num_outputs;
   /* Prepare: read the attributes (through `host`), check them, make the per-node state (may stay

@@ -83,9 +83,9 @@ class ExecutionPlan {
   const std::vector<int>& outer_scope_values() const { return outer_; }
 
   /// Runs every node in order. `inputs[i]` binds graph().inputs[i] without copying (their count
-  /// must match, and their element type where the graph declares one); `enclosing` resolves outer-scope references (null for a main graph). Returns
-  /// graph().outputs in order; a result may alias an input, a constant or an outer value (the
-  /// caller copies where it must). Errors name the node; a graph output left undefined is one too.
+  /// must match, and their element type where the graph declares one); `enclosing` resolves outer-scope references
+  /// (null for a main graph). Returns graph().outputs in order; a result may alias an input, a constant or an outer
+  /// value (the caller copies where it must). Errors name the node; a graph output left undefined is one too.
   std::vector<Tensor> run(RunContext& rc, std::vector<Tensor> inputs, const Frame* enclosing = nullptr) const;
 
  private:

@@ -70,7 +70,7 @@ int attribute_floats(const PointrtAttributes* attrs, const char* name, const flo
 }
 
 const PointrtHostApi kHostApi = {POINTRT_PLUGIN_ABI_VERSION, attribute_int,  attribute_float,
-                                 attribute_string,          attribute_ints, attribute_floats};
+                                 attribute_string,           attribute_ints, attribute_floats};
 
 // ---- calling into the plugin
 
@@ -82,8 +82,8 @@ void call_plugin(const std::string& where, const PluginLibrary& lib, const char*
   try {
     status = call(error, sizeof(error));
   } catch (const std::exception& e) {
-    fail(where, ": ", lib.label(), " threw a C++ exception from ", callback, " (plugins must return an error): ",
-         e.what());
+    fail(where, ": ", lib.label(), " threw a C++ exception from ", callback,
+         " (plugins must return an error): ", e.what());
   } catch (...) {
     fail(where, ": ", lib.label(), " threw from ", callback, " (plugins must return an error)");
   }
@@ -97,9 +97,19 @@ void call_plugin(const std::string& where, const PluginLibrary& lib, const char*
 
 bool plugin_dtype_allowed(int32_t code) {
   switch (static_cast<DType>(code)) {
-    case DType::kFloat32: case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
-    case DType::kInt32: case DType::kInt64: case DType::kBool: case DType::kFloat16: case DType::kFloat64:
-    case DType::kUInt32: case DType::kUInt64: case DType::kBFloat16: return true;
+    case DType::kFloat32:
+    case DType::kUInt8:
+    case DType::kInt8:
+    case DType::kUInt16:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool:
+    case DType::kFloat16:
+    case DType::kFloat64:
+    case DType::kUInt32:
+    case DType::kUInt64:
+    case DType::kBFloat16: return true;
     default: return false;
   }
 }
@@ -209,8 +219,8 @@ void check_definition(const PluginLibrary& lib, const PointrtOpDef& d, int index
   if (d.since_version < 1 || d.until_version < d.since_version)
     fail(what, " (", domain, "::", d.op_type, ") has the opset range ", d.since_version, "-", d.until_version);
   if (d.min_inputs < 0 || d.max_inputs < d.min_inputs || d.num_outputs < 1)
-    fail(what, " (", domain, "::", d.op_type, ") has inputs ", d.min_inputs, "..", d.max_inputs, " and ",
-         d.num_outputs, " outputs");
+    fail(what, " (", domain, "::", d.op_type, ") has inputs ", d.min_inputs, "..", d.max_inputs, " and ", d.num_outputs,
+         " outputs");
   if (!d.infer || !d.compute) fail(what, " (", domain, "::", d.op_type, ") has no infer or no compute function");
 }
 

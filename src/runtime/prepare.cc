@@ -39,7 +39,8 @@ std::string custom_domain_hint(const std::string& domain, const OpTable& table) 
   std::set<std::string> plugins;
   for (const OpEntry& e : table.entries())
     if (e.note.rfind("plugin '", 0) == 0) plugins.insert(e.note);
-  if (plugins.empty()) return " (a custom operator: load the plugin that provides it, --plugin / SessionOptions::plugins)";
+  if (plugins.empty())
+    return " (a custom operator: load the plugin that provides it, --plugin / SessionOptions::plugins)";
   std::string loaded;
   for (const std::string& p : plugins) loaded += (loaded.empty() ? "" : ", ") + p;
   return str_cat(" (none of the loaded plugins provides it: ", loaded, ")");
@@ -210,7 +211,8 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
     passes.push_back({"fold-constants", str_cat(what, "; DequantizeLinear kept for the QDQ pass"),
                       [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, true); }});
     for (const GraphPass& p : registry().passes) passes.push_back(p);
-    passes.push_back({"fold-constants", what, [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, false); }});
+    passes.push_back(
+        {"fold-constants", what, [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, false); }});
   }
   passes.push_back({"eliminate-dead-nodes", "nodes whose outputs nobody reads are removed", eliminate_dead_nodes});
   return passes;

@@ -12,8 +12,7 @@ int same_shape(const void*, const PointrtTensorDesc* in, int32_t, PointrtTensorD
   return 0;
 }
 
-int negative_shape(const void*, const PointrtTensorDesc* in, int32_t, PointrtTensorDesc* out, int32_t, char*,
-                   size_t) {
+int negative_shape(const void*, const PointrtTensorDesc* in, int32_t, PointrtTensorDesc* out, int32_t, char*, size_t) {
   out[0] = in[0];
   out[0].dims[0] = -5;
   return 0;

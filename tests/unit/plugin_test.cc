@@ -117,11 +117,17 @@ TEST(Plugin, KernelFailuresNameNodeAndLibrary) {
   SessionOptions o = with_plugins({plugin("test_plugin_ok")});
   Tensor x = ramp(2, 2);
   Session throws(one_node("test", "Throws", 2, 2).load(), o);
-  expect_error([&] { throws.run({{"x", x}}); },
-               {"node 'custom'", "test_plugin_ok.so", "threw a C++ exception from compute", "kernel exploded"});
+  expect_error(
+      [&] {
+        throws.run({{"x", x}});
+      },
+      {"node 'custom'", "test_plugin_ok.so", "threw a C++ exception from compute", "kernel exploded"});
   Session fails(one_node("test", "Fails", 2, 2).load(), o);
-  expect_error([&] { fails.run({{"x", x}}); },
-               {"node 'custom'", "compute failed (status 7)", "the input is not sorted"});
+  expect_error(
+      [&] {
+        fails.run({{"x", x}});
+      },
+      {"node 'custom'", "compute failed (status 7)", "the input is not sorted"});
   Session negative(one_node("test", "NegativeShape", 2, 2).load(), o);
   expect_error([&] { negative.run({{"x", x}}); }, {"node 'custom'", "infer gave output 0 the negative dimension -5"});
   onnx::NodeProto* n = nullptr;
@@ -140,6 +146,49 @@ TEST(Plugin, WrongArityIsAPrepareError) {
   b.output("y", DType::kFloat32);
   expect_error([&] { Session(b.load(), with_plugins({plugin("point_norm_plugin")})); },
                {"node 'two_inputs'", "1..1 inputs; the node has 2"});
+}
+
+}  // namespace
+}  // namespace pointrt
+
+namespace pointrt {
+namespace {
+
+// A plugin operator inside an If's branches (the bodies' plans take the session's table).
+TEST(Plugin, RunsInsideSubgraphs) {
+  ModelBuilder b;
+  b.add_opset("example", 1);
+  b.input("cond", DType::kBool, {});
+  b.input("x", DType::kFloat32, {4, 3});
+  onnx::NodeProto& n = b.node("If", {"cond"}, {"y"}, "", "choose");
+  for (const auto& [branch, p] : {std::pair<const char*, float>{"then_branch", 2.0f}, {"else_branch", 1.0f}}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(branch);
+    onnx::NodeProto* inner = g->add_node();
+    inner->set_op_type("PointNorm");
+    inner->set_domain("example");
+    inner->set_name(std::string(branch) + "_norm");
+    inner->add_input("x");  // the main graph's x (outer scope)
+    inner->add_output(std::string(branch) + "_y");
+    ModelBuilder::attr_float(*inner, "p", p);
+    auto* out = g->add_output();
+    out->set_name(std::string(branch) + "_y");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  b.output("y", DType::kFloat32);
+  Session s(b.load(), with_plugins({plugin("point_norm_plugin")}));
+  Tensor x = ramp(4, 3);
+  for (bool c : {true, false}) {
+    Tensor cond = Tensor::allocate(DType::kBool, {});
+    cond.data_as<uint8_t>()[0] = c;
+    Tensor y = s.run({{"cond", cond}, {"x", x}})[0];
+    ASSERT_EQ(y.shape(), Shape({4}));
+    for (int64_t r = 0; r < 4; ++r)
+      EXPECT_EQ(y.data_as<float>()[r], static_cast<float>(expected_norm(x, r, c ? 2.0 : 1.0)));
+  }
 }
 
 }  // namespace
