@@ -78,12 +78,16 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}"[:200]
 
 
-def check_disagreements(path: str) -> List[str]:
-    """`pointrt check`'s verdicts against the real thing: pointrt must be deployable (the cell runs it),
-    and the onnxruntime verdict must equal whether ONNX Runtime builds a session (issue 10's goal)."""
+def check_disagreements(path: str, needs_plugins: bool) -> List[str]:
+    """`pointrt check`'s verdicts against the real thing: pointrt must be deployable (the cell runs it)
+    unless the file needs a plugin (check knows none), and the onnxruntime verdict must equal whether
+    ONNX Runtime builds a session (issue 10's goal)."""
     import onnxruntime as ort
     from pointrt.check import check
-    reasons = [] if check(path, "pointrt").deployable else ["check says pointrt cannot run the file"]
+    reasons = []
+    if check(path, "pointrt").deployable == needs_plugins:
+        reasons.append("check says pointrt " + ("runs the file without its plugin" if needs_plugins
+                                                 else "cannot run the file"))
     options = ort.SessionOptions()
     options.log_severity_level = 4
     try:
@@ -116,7 +120,7 @@ def run_cell(name: str, exporter: str, size: str, out_dir: str) -> Row:
         row["error"], reasons = compare(case, path)
         reasons += [f"{n} pointrt {op} nodes, expected {want}" for op, want in case.pointrt_nodes.items()
                     if (n := report.pointrt_nodes.get(op, 0)) != want]
-        reasons += check_disagreements(path)
+        reasons += check_disagreements(path, needs_plugins=bool(case.plugins))
         row["status"], row["reason"] = ("FAILED", "; ".join(reasons)) if reasons else ("ok", "")
     except Exception as e:  # noqa: BLE001 - every failure becomes the cell's reason
         traceback.print_exc()

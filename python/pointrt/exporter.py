@@ -411,7 +411,9 @@ def _verify(report, args, ref, input_names, output_names, atol, rtol, strict, pl
         warnings.warn(f"pointrt.export: verification skipped: {st.reason}")
         return
     try:
-        sess = st.module.Session(report.path, plugins=[os.fspath(p) for p in plugins])
+        # plugins only when given: the runtime module of an older build does not know the argument
+        extra = {"plugins": [os.fspath(p) for p in plugins]} if plugins else {}
+        sess = st.module.Session(report.path, **extra)
         names = list(getattr(sess, "input_names", input_names))
         feeds = {}
         for name, a in zip(input_names, args):
