@@ -41,9 +41,11 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # matplotlib (compare's --plot) is pinned below 3.10 and installed with "numpy<2" so that pip keeps numpy 1.x.
 # ml_dtypes: onnxruntime.quantization (the int8 model tests) imports it.
-if ! "$VENV/bin/python" -c "import onnx, onnxruntime, spconv, matplotlib, ml_dtypes; assert onnx.__version__ == '1.16.2'" 2>/dev/null; then
+# onnxconverter-common (the float16 model tests convert files with it) without its pinned protobuf.
+if ! "$VENV/bin/python" -c "import onnx, onnxruntime, spconv, matplotlib, ml_dtypes, onnxconverter_common; assert onnx.__version__ == '1.16.2'" 2>/dev/null; then
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx==1.16.2" "onnxruntime" pytest spconv "matplotlib<3.10" ml_dtypes
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps onnxconverter-common
 fi
 # The checkout's package on the venv's path (a .pth file; CMake builds pointrt._pointrt into
 # python/pointrt/). `pip install ./python` is the users' way: it compiles everything once more.

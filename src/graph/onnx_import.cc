@@ -202,6 +202,15 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   impl->producer = proto.producer_name();
   for (auto importer : importers)
     if (importer(proto, impl->import_notes)) break;
+  // "ai.onnx" and "" name the same default domain; ONNX's checker and inference know only "",
+  // so a file importing "ai.onnx" (NVIDIA's scn.onnx does) would lose its type inference.
+  bool has_default = false;
+  for (const auto& op : proto.opset_import()) has_default |= op.domain().empty();
+  for (auto& op : *proto.mutable_opset_import())
+    if (!has_default && op.domain() == "ai.onnx") {
+      op.set_domain("");
+      has_default = true;
+    }
 
   // ONNX shape/type inference fills value_info for intermediate edges; a failure here is not
   // fatal (our own kernels check shapes at run time), but a message is kept for `inspect`.

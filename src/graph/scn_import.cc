@@ -3,10 +3,12 @@
 // in place into the pointrt domain so that the ordinary importer can read the model.
 //
 // Rewrite:
-//  - the features graph input (float16 [N, C]) becomes float32 [N, C] with N symbolic, and the
-//    graph gains an int32 input `indices` [N, 4] (columns in the order of input_spatial_shape:
-//    (batch, z, y, x) for format "zyx");
-//  - every float16 initializer becomes float32;
+//  - the features graph input keeps its element type (float16 in NVIDIA's files) and gets N
+//    symbolic; the graph gains an int32 input `indices` [N, 4] (columns in the order of
+//    input_spatial_shape: (batch, z, y, x) for format "zyx");
+//  - initializers and graph outputs keep their types: float16 weights and features run through
+//    float32 kernels with casts that prepare inserts (runtime/low_precision.h), and the outputs
+//    are float16 as the file declares;
 //  - SparseConvolution(x, W, b) -> pointrt::SparseConv(x, idx(x), W, b) -> (y, idx(y));
 //  - Relu / Add on sparse tensors stay standard nodes on the features; the result keeps the
 //    sites of the (first) input;
@@ -14,7 +16,7 @@
 //    batch_size = output_shape[0];
 //  - Reshape / Transpose with a `dims` attribute -> standard Reshape (shape as an int64
 //    initializer) / Transpose (perm);
-//  - float16 graph outputs become float32; stale value_info is dropped.
+//  - stale value_info is dropped.
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -52,32 +54,6 @@ std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-void convert_half_initializer(onnx::TensorProto& t) {
-  const int64_t count =
-      checked_numel(Shape(t.dims().begin(), t.dims().end()), "scn.onnx initializer '" + t.name() + "'");
-  std::vector<uint16_t> bits(static_cast<size_t>(count));
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    fail("scn.onnx initializer '", t.name(), "': float16 weights in external data are not supported by the rewrite");
-  if (!t.raw_data().empty()) {
-    if (t.raw_data().size() != bits.size() * 2)
-      fail("scn.onnx initializer '", t.name(), "': raw_data has ", t.raw_data().size(), " bytes, expected ",
-           bits.size() * 2);
-    std::memcpy(bits.data(), t.raw_data().data(), bits.size() * 2);
-  } else {
-    if (t.int32_data_size() != count)
-      fail("scn.onnx initializer '", t.name(), "': has ", t.int32_data_size(), " float16 values, expected ", count);
-    for (int64_t i = 0; i < count; ++i) bits[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
-  }
-  std::string raw(static_cast<size_t>(count) * 4, '\0');
-  for (int64_t i = 0; i < count; ++i) {
-    float f = half_to_float(bits[i]);
-    std::memcpy(&raw[static_cast<size_t>(i) * 4], &f, 4);
-  }
-  t.clear_int32_data();
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  t.set_raw_data(raw);
-}
-
 std::string canonical_activation(std::string s) {
   std::string l = s;
   std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -86,11 +62,6 @@ std::string canonical_activation(std::string s) {
   if (l == "leakyrelu") return "LeakyReLU";
   if (l == "sigmoid") return "Sigmoid";
   return s;  // left for the kernel to reject with its message
-}
-
-void set_float_type(onnx::ValueInfoProto& vi) {
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  if (tt->elem_type() == onnx::TensorProto::FLOAT16) tt->set_elem_type(onnx::TensorProto::FLOAT);
 }
 
 // One rewrite of a scn.onnx graph: the names taken, the sparse values' indices, what was done.
@@ -108,27 +79,20 @@ class ScnRewrite {
     indices_input_ = unique_name("indices");
     indices_of_[features_input_] = indices_input_;
     retype_inputs();
-    for (auto& t : *g_->mutable_initializer())
-      if (t.data_type() == onnx::TensorProto::FLOAT16) {
-        convert_half_initializer(t);
-        ++halves_;
-      }
     for (auto& n : *g_->mutable_node()) rewrite_node(n);
-    for (auto& out : *g_->mutable_output()) set_float_type(out);
     g_->clear_value_info();
     add_opsets();
   }
 
   std::string note() const {
-    return str_cat("rewritten from NVIDIA scn.onnx: ", convs_, " SparseConvolution -> pointrt::SparseConv, ", scatters_,
-                   " ScatterDense -> pointrt::ScatterDense, ", feature_ops_, " Add/Relu on sparse features, ",
-                   dims_nodes_, " Reshape/Transpose 'dims' -> standard inputs/attributes, ", halves_,
-                   " float16 initializers -> float32; input '", features_input_, "' is now float32 [N, ",
-                   channels_ >= 0 ? std::to_string(channels_) : std::string("C"), "] and the new int32 input '",
-                   indices_input_, "' [N, 4] holds the sites ",
-                   format_ == "zyx" ? "(batch, z, y, x)" : "(batch, i0, i1, i2)",
-                   " in the order of input_spatial_shape ", first_shape_,
-                   format_.empty() ? "" : str_cat(" (format '", format_, "')"));
+    return str_cat(
+        "rewritten from NVIDIA scn.onnx: ", convs_, " SparseConvolution -> pointrt::SparseConv, ", scatters_,
+        " ScatterDense -> pointrt::ScatterDense, ", feature_ops_, " Add/Relu on sparse features, ", dims_nodes_,
+        " Reshape/Transpose 'dims' -> standard inputs/attributes; input '", features_input_, "' is ",
+        dtype_name(features_type_), " [N, ", channels_ >= 0 ? std::to_string(channels_) : std::string("C"),
+        "] and the new int32 input '", indices_input_, "' [N, 4] holds the sites ",
+        format_ == "zyx" ? "(batch, z, y, x)" : "(batch, i0, i1, i2)", " in the order of input_spatial_shape ",
+        first_shape_, format_.empty() ? "" : str_cat(" (format '", format_, "')"));
   }
 
  private:
@@ -151,11 +115,12 @@ class ScnRewrite {
     fail("scn.onnx: no graph input feeds a SparseConvolution node; cannot locate the voxel features input");
   }
 
-  // Features become float32 [N, C]; a new int32 input [N, 4] holds the sites.
+  // Features keep their element type (float16 in NVIDIA's files; it runs through float32, see
+  // runtime/low_precision.h) with N symbolic; a new int32 input [N, 4] holds the sites.
   void retype_inputs() {
     for (auto& in : *g_->mutable_input()) {
       if (in.name() != features_input_) continue;
-      set_float_type(in);
+      features_type_ = static_cast<DType>(in.type().tensor_type().elem_type());
       auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
       if (shape->dim_size() != 2)
         fail("scn.onnx: the features input '", features_input_, "' must be [N, C], it has rank ", shape->dim_size());
@@ -327,7 +292,8 @@ class ScnRewrite {
   std::map<std::string, std::string> indices_of_;  // sparse features value -> its indices value
   std::string features_input_, indices_input_, format_, first_shape_;
   int64_t channels_ = -1;
-  int halves_ = 0, convs_ = 0, scatters_ = 0, dims_nodes_ = 0, feature_ops_ = 0;
+  DType features_type_ = DType::kUndefined;
+  int convs_ = 0, scatters_ = 0, dims_nodes_ = 0, feature_ops_ = 0;
 };
 
 }  // namespace

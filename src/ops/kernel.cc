@@ -90,8 +90,21 @@ std::vector<const OpEntry*> OpTable::find_all(const std::string& domain, const s
 
 std::vector<OpSupport> supported_ops() {
   std::vector<OpSupport> r;
-  for (const auto& e : op_table().entries())
-    r.push_back(OpSupport{e.domain, e.op_type, e.since, e.until, e.types, e.note});
+  for (const auto& e : op_table().entries()) {
+    OpSupport o{e.domain, e.op_type, e.since, e.until, e.types, e.note};
+    // float16/bfloat16 inputs of a float32 kernel run through casts (runtime/low_precision.h).
+    auto lists = [&](DType t) { return std::find(e.types.begin(), e.types.end(), t) != e.types.end(); };
+    if (e.typed_input >= 0 && lists(DType::kFloat32) && (!lists(DType::kFloat16) || !lists(DType::kBFloat16))) {
+      std::string added;
+      for (DType t : {DType::kFloat16, DType::kBFloat16})
+        if (!lists(t)) {
+          o.types.push_back(t);
+          added += str_cat(added.empty() ? "" : "/", dtype_name(t));
+        }
+      o.note += str_cat(o.note.empty() ? "" : "; ", added, " computed in float32");
+    }
+    r.push_back(std::move(o));
+  }
   std::sort(r.begin(), r.end(), [](const OpSupport& a, const OpSupport& b) {
     return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
   });

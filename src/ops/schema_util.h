@@ -3,6 +3,7 @@
 // schemas from register_<family>(); ops/registry.cc registers them and the domain with ONNX.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "onnx/defs/schema.h"
@@ -45,6 +46,20 @@ inline void set_output(onnx::InferenceContext& ctx, size_t output, int32_t elem_
 inline int64_t int_attr(onnx::InferenceContext& ctx, const char* name, int64_t dflt) {
   const onnx::AttributeProto* a = ctx.getAttribute(name);
   return a && a->has_i() ? a->i() : dflt;
+}
+
+/// The float type constraint "T" of the pointrt operators: float32, and float16/bfloat16, which
+/// run through float32 (runtime/low_precision.h: computed in float32, float results rounded back).
+inline const std::vector<std::string> kFloatTypes = {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"};
+/// Index and label inputs: int32, int64 or uint32 (what CUDA pipelines feed).
+inline const std::vector<std::string> kIndexTypes = {"tensor(int32)", "tensor(int64)", "tensor(uint32)"};
+
+/// The element type of input `input` (a T input), float32 while unknown.
+inline int32_t float_type(onnx::InferenceContext& ctx, size_t input) {
+  const onnx::TypeProto* t = ctx.getInputType(input);
+  if (t && t->has_tensor_type() && t->tensor_type().elem_type() != onnx::TensorProto::UNDEFINED)
+    return t->tensor_type().elem_type();
+  return onnx::TensorProto::FLOAT;
 }
 
 /// A pointrt-domain schema, version 1.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops/registry.h"
+#include "runtime/low_precision.h"
 
 namespace pointrt {
 
@@ -19,10 +20,6 @@ std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
   std::string s;
   for (auto* e : entries) s += str_cat(s.empty() ? "" : ", ", e->since, "-", e->until);
   return s;
-}
-
-bool dtype_allowed(const OpEntry& e, DType t) {
-  return e.types.empty() || t == DType::kUndefined || std::find(e.types.begin(), e.types.end(), t) != e.types.end();
 }
 
 // Ops whose result must not be computed at prepare time even with constant inputs.
@@ -69,7 +66,7 @@ void collect_unsupported(const Graph& g, const OpTable& table, const std::string
     int ti = e->typed_input;
     if (ti >= 0 && static_cast<size_t>(ti) < n.inputs.size() && n.inputs[ti] >= 0) {
       DType t = g.values[n.inputs[ti]].dtype;
-      if (!dtype_allowed(*e, t))
+      if (!runs_element_type(*e, t))
         problems.push_back(str_cat(prefix, n.describe(), ": input '", g.values[n.inputs[ti]].name,
                                    "' has element type ", dtype_name(t), ", which this operator does not support"));
     }
@@ -203,6 +200,9 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
          check_supported(g, file, *t);
          return false;
        }});
+  passes.push_back({"float16-via-float32",
+                    "float16/bfloat16 inputs of float32-only kernels are cast; their results rounded back",
+                    [t](Graph& g) { return compute_low_precision_in_float32(g, *t); }});
   passes.push_back({"prepare-subgraphs", "every If/Loop/Scan body, copied, goes through these passes",
                     [options, file, t](Graph& g) { return prepare_subgraphs(g, options, file, *t); }});
   if (options.optimize) {

@@ -1,6 +1,7 @@
 // Prepare: the named, ordered list of graph passes a Session runs on its copy of the model's
 // graph before the executor builds the plan (`pointrt inspect --passes MODEL` prints the list and
-// what each pass did). The list is: check-supported (subgraphs included), prepare-subgraphs (each
+// what each pass did). The list is: check-supported (subgraphs included), float16-via-float32
+// (runtime/low_precision.h), prepare-subgraphs (each
 // If/Loop/Scan body, copied, runs the passes below), then (with SessionOptions::optimize)
 // fold-constants (keeping DequantizeLinear for the QDQ pass), every family's passes
 // (ops/registry.h) in family order, fold-constants again; then eliminate-dead-nodes. After the passes the session

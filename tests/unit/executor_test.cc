@@ -152,13 +152,15 @@ TEST(Executor, MissingOuterScopeValueIsAClearError) {
 TEST(Prepare, PassListIsNamedAndOrdered) {
   std::vector<std::string> names;
   for (const auto& p : prepare_passes(SessionOptions{}, "m.onnx")) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "prepare-subgraphs", "fold-constants", "fold-if",
-                                             "quant-qdq", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "float16-via-float32", "prepare-subgraphs",
+                                             "fold-constants", "fold-if", "quant-qdq", "nn-fuse-conv", "fold-constants",
+                                             "eliminate-dead-nodes"}));
   SessionOptions plain;
   plain.optimize = false;
   names.clear();
   for (const auto& p : prepare_passes(plain, "m.onnx")) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "prepare-subgraphs", "eliminate-dead-nodes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "float16-via-float32", "prepare-subgraphs",
+                                             "eliminate-dead-nodes"}));
 }
 
 TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {

@@ -77,7 +77,7 @@ TEST(InstanceReduce, SessionAndErrors) {
                           {"labels", make_tensor<float>({1, 3}, std::vector<float>(3))}},
                          {"reduced"}, attrs);
       },
-      {"node0", "'labels'", "float32", "int32 or int64"});
+      {"node0", "'labels'", "float32", "int32, int64 or uint32"});
   expect_error_with(
       [&] {
         run_pointrt_node("InstanceReduce",

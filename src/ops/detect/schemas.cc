@@ -15,9 +15,10 @@ using onnx::TensorProto;
 using namespace schema_util;
 
 OpSchema decode_schema() {
-  const char* f = "tensor(float)";
+  const char* f = "T";
   return std::move(pointrt_schema("CenterPointDecode",
                                   "CenterPoint head maps -> the K best boxes (CUDA-CenterPoint / CenterNet peaks).")
+                       .TypeConstraint("T", kFloatTypes, "float32, or float16/bfloat16 computed in float32")
                        .Input(0, "heatmap", "[B, C, H, W]", f)
                        .Input(1, "offset", "[B, 2, H, W]", f)
                        .Input(2, "height", "[B, 1, H, W]", f)
@@ -43,8 +44,8 @@ OpSchema decode_schema() {
                          const int64_t k = int_attr(ctx, "max_detections", 1000);
                          auto b = input_dim(ctx, 0, 4, 0);
                          const int64_t dim = ctx.getNumInputs() > 5 && ctx.getInputType(5) ? 9 : 7;
-                         set_output(ctx, 0, TensorProto::FLOAT, {b, fixed_dim(k), fixed_dim(dim)});
-                         set_output(ctx, 1, TensorProto::FLOAT, {b, fixed_dim(k)});
+                         set_output(ctx, 0, float_type(ctx, 0), {b, fixed_dim(k), fixed_dim(dim)});
+                         set_output(ctx, 1, float_type(ctx, 0), {b, fixed_dim(k)});
                          set_output(ctx, 2, TensorProto::INT32, {b, fixed_dim(k)});
                          set_output(ctx, 3, TensorProto::INT32, {b});
                        }));
@@ -53,16 +54,17 @@ OpSchema decode_schema() {
 OpSchema nms_schema() {
   return std::move(
       pointrt_schema("BoxNMS", "Greedy rotated-IoU (CUDA-CenterPoint) or circle (CenterPoint) NMS of 3D boxes.")
-          .Input(0, "boxes", "[B, K, D >= 7]", "tensor(float)")
-          .Input(1, "scores", "[B, K]", "tensor(float)")
+          .TypeConstraint("T", kFloatTypes, "float32, or float16/bfloat16 computed in float32")
+          .Input(0, "boxes", "[B, K, D >= 7]", "T")
+          .Input(1, "scores", "[B, K]", "T")
           .Input(2, "labels", "[B, K]", "I", OpSchema::Optional)
           .Input(3, "count", "[B] boxes that take part", "I", OpSchema::Optional)
           .Output(0, "num_detections", "[B]", "tensor(int32)")
-          .Output(1, "detection_boxes", "[B, M, D]", "tensor(float)")
-          .Output(2, "detection_scores", "[B, M]", "tensor(float)")
+          .Output(1, "detection_boxes", "[B, M, D]", "T")
+          .Output(2, "detection_scores", "[B, M]", "T")
           .Output(3, "detection_labels", "[B, M]", "tensor(int32)")
           .Output(4, "detection_indices", "[B, M]", "tensor(int32)", OpSchema::Optional)
-          .TypeConstraint("I", {"tensor(int32)", "tensor(int64)"}, "labels and counts")
+          .TypeConstraint("I", kIndexTypes, "labels and counts")
           .Attr("mode", "rotated or circle", AttributeProto::STRING, std::string("rotated"))
           .Attr("iou_threshold", "rotated: suppress IoU >= this", AttributeProto::FLOAT, 0.2f)
           .Attr("min_radius", "circle: suppress squared centre distance <= this", AttributeProto::FLOAT, false)
@@ -73,8 +75,8 @@ OpSchema nms_schema() {
             const int64_t m = int_attr(ctx, "max_output", 83);
             auto b = input_dim(ctx, 0, 3, 0), d = input_dim(ctx, 0, 3, 2);
             set_output(ctx, 0, TensorProto::INT32, {b});
-            set_output(ctx, 1, TensorProto::FLOAT, {b, fixed_dim(m), d});
-            set_output(ctx, 2, TensorProto::FLOAT, {b, fixed_dim(m)});
+            set_output(ctx, 1, float_type(ctx, 0), {b, fixed_dim(m), d});
+            set_output(ctx, 2, float_type(ctx, 0), {b, fixed_dim(m)});
             set_output(ctx, 3, TensorProto::INT32, {b, fixed_dim(m)});
             set_output(ctx, 4, TensorProto::INT32, {b, fixed_dim(m)});
           }));

@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 #include <vector>
+#include "ops/index_types.h"
 
 #include "ops/detect/box_nms.h"
 #include "ops/detect/center_point_decode.h"
@@ -53,11 +54,12 @@ std::unique_ptr<OpKernel> decode_kernel(const KernelInit& init) {
 }
 
 // An optional [B, K] (labels) or [B] (count) integer input as int32.
-std::vector<int32_t> read_ints(const Tensor& t, const Shape& expected, const std::string& where,
+std::vector<int32_t> read_ints(const Tensor& given, const Shape& expected, const std::string& where,
                                const std::string& name) {
-  if ((t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64) || t.shape() != expected)
-    fail(where, ": input ", name, " must be int32 or int64 ", shape_to_string(expected), ", got ",
-         dtype_name(t.dtype()), " ", shape_to_string(t.shape()));
+  if (!is_index_dtype(given.dtype()) || given.shape() != expected)
+    fail(where, ": input ", name, " must be ", index_dtypes_text(), " ", shape_to_string(expected), ", got ",
+         dtype_name(given.dtype()), " ", shape_to_string(given.shape()));
+  const Tensor t = as_signed_indices(given);
   std::vector<int32_t> out(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     const int64_t v = t.dtype() == DType::kInt32 ? t.data_as<int32_t>()[i] : t.data_as<int64_t>()[i];

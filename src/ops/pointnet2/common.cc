@@ -1,4 +1,5 @@
 #include "ops/pointnet2/common.h"
+#include "ops/index_types.h"
 
 namespace pointrt {
 namespace pointnet2 {
@@ -29,8 +30,8 @@ int64_t check_point_cloud(const Tensor& t, const std::string& where, const std::
 
 void check_index_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
                       int64_t expected_batch) {
-  if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)
-    fail(where, ": input ", name, " has element type ", dtype_name(t.dtype()), ", expected int32 or int64");
+  if (!is_index_dtype(t.dtype()))
+    fail(where, ": input ", name, " has element type ", dtype_name(t.dtype()), ", expected ", index_dtypes_text());
   if (t.rank() != rank)
     fail(where, ": input ", name, " must have rank ", rank, ", got shape ", shape_to_string(t.shape()));
   if (expected_batch >= 0 && t.dim(0) != expected_batch)

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "onnx/defs/schema.h"
-#include "onnx/defs/shape_inference.h"
+#include "ops/schema_util.h"
 
 namespace pointrt {
 namespace pointnet2 {
@@ -55,13 +54,15 @@ int64_t required_int(InferenceContext& ctx, const char* name) {
   return a->i();
 }
 
-const char* kFloat = "tensor(float)";
-const std::vector<std::string> kIndexTypes = {"tensor(int32)", "tensor(int64)"};
+using schema_util::float_type;
+using schema_util::kFloatTypes;
+using schema_util::kIndexTypes;
 
 OpSchema base(const char* name, const char* doc) {
   OpSchema s;
   s.SetName(name).SetDomain(kDomain).SinceVersion(1).SetDoc(doc);
-  s.TypeConstraint("T", {kFloat}, "float32 point coordinates or features");
+  s.TypeConstraint("T", kFloatTypes,
+                   "point coordinates or features (float32, or float16/bfloat16 computed in float32)");
   return s;
 }
 
@@ -89,10 +90,9 @@ std::vector<OpSchema> pointnet2_schemas() {
                                .Output(0, "out", "[B, C, M]", "T")
                                .TypeConstraint("I", kIndexTypes, "indices")
                                .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
                                  auto b = input_dim(ctx, 0, 3, 0), c = input_dim(ctx, 0, 3, 1);
                                  auto m = input_dim(ctx, 1, 2, 1);
-                                 set_output(ctx, 0, TensorProto::FLOAT, {b, c, m});
+                                 set_output(ctx, 0, float_type(ctx, 0), {b, c, m});
                                })));
 
   list.push_back(
@@ -119,7 +119,7 @@ std::vector<OpSchema> pointnet2_schemas() {
                                .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
                                  auto b = input_dim(ctx, 0, 3, 0), c = input_dim(ctx, 0, 3, 1);
                                  auto m = input_dim(ctx, 1, 3, 1), s = input_dim(ctx, 1, 3, 2);
-                                 set_output(ctx, 0, TensorProto::FLOAT, {b, c, m, s});
+                                 set_output(ctx, 0, float_type(ctx, 0), {b, c, m, s});
                                })));
 
   list.push_back(
@@ -131,7 +131,7 @@ std::vector<OpSchema> pointnet2_schemas() {
                     .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
                       input_dim(ctx, 1, 3, 0, 3);
                       auto b = input_dim(ctx, 0, 3, 0, 3), n = input_dim(ctx, 0, 3, 1, 3);
-                      set_output(ctx, 0, TensorProto::FLOAT, {b, n, fixed(3)});
+                      set_output(ctx, 0, float_type(ctx, 0), {b, n, fixed(3)});
                       set_output(ctx, 1, TensorProto::INT32, {b, n, fixed(3)});
                     })));
 
@@ -146,7 +146,7 @@ std::vector<OpSchema> pointnet2_schemas() {
                       auto b = input_dim(ctx, 0, 3, 0), c = input_dim(ctx, 0, 3, 1);
                       input_dim(ctx, 2, 3, 0, 3);
                       auto n = input_dim(ctx, 1, 3, 1, 3);
-                      set_output(ctx, 0, TensorProto::FLOAT, {b, c, n});
+                      set_output(ctx, 0, float_type(ctx, 0), {b, c, n});
                     })));
 
   list.push_back(std::move(base("KNN", "The k nearest points of each query, ascending by squared distance.")
@@ -164,7 +164,7 @@ std::vector<OpSchema> pointnet2_schemas() {
                                                         " is larger than the number of points N = ", n.dim_value());
                                  auto b = input_dim(ctx, 1, 3, 0, 3), m = input_dim(ctx, 1, 3, 1, 3);
                                  set_output(ctx, 0, TensorProto::INT32, {b, m, fixed(k)});
-                                 set_output(ctx, 1, TensorProto::FLOAT, {b, m, fixed(k)});
+                                 set_output(ctx, 1, float_type(ctx, 0), {b, m, fixed(k)});
                                })));
   return list;
 }

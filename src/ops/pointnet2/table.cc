@@ -2,6 +2,7 @@
 // kernel parses its attributes at prepare time, checks shapes, dtypes and indices at run time
 // (errors name the node, the input and the value) and calls the optimised kernel of <op>.cc.
 #include <memory>
+#include "ops/index_types.h"
 
 #include "ops/families.h"
 #include "ops/pointnet2/ball_query.h"
@@ -61,7 +62,7 @@ std::unique_ptr<OpKernel> gather_points_kernel(const KernelInit& init) {
   auto names = input_labels(init, {"features", "idx"});
   return make_function_kernel([names](KernelContext& ctx) {
     const Tensor& features = ctx.input(0);
-    const Tensor& idx = ctx.input(1);
+    const Tensor idx = as_signed_indices(ctx.input(1));
     check_float_rank(features, ctx.where(), names[0], 3);
     const int64_t batch = features.dim(0), channels = features.dim(1), n = features.dim(2);
     check_index_rank(idx, ctx.where(), names[1], 2, batch);
@@ -94,7 +95,7 @@ std::unique_ptr<OpKernel> group_points_kernel(const KernelInit& init) {
   auto names = input_labels(init, {"features", "idx"});
   return make_function_kernel([names](KernelContext& ctx) {
     const Tensor& features = ctx.input(0);
-    const Tensor& idx = ctx.input(1);
+    const Tensor idx = as_signed_indices(ctx.input(1));
     check_float_rank(features, ctx.where(), names[0], 3);
     const int64_t batch = features.dim(0), channels = features.dim(1), n = features.dim(2);
     check_index_rank(idx, ctx.where(), names[1], 3, batch);
@@ -133,7 +134,7 @@ std::unique_ptr<OpKernel> three_interpolate_kernel(const KernelInit& init) {
   auto names = input_labels(init, {"features", "idx", "weight"});
   return make_function_kernel([names](KernelContext& ctx) {
     const Tensor& features = ctx.input(0);
-    const Tensor& idx = ctx.input(1);
+    const Tensor idx = as_signed_indices(ctx.input(1));
     const Tensor& weight = ctx.input(2);
     check_float_rank(features, ctx.where(), names[0], 3);
     const int64_t batch = features.dim(0), channels = features.dim(1), m = features.dim(2);

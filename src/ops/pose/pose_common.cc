@@ -1,4 +1,5 @@
 #include "ops/pose/pose_common.h"
+#include "ops/index_types.h"
 
 namespace pointrt {
 namespace pose {
@@ -26,8 +27,10 @@ std::vector<int32_t> read_labels(const Tensor& labels, int64_t num_instances, co
   switch (labels.dtype()) {
     case DType::kInt32: return convert_labels(labels.data_as<int32_t>(), labels.shape(), num_instances, where, name);
     case DType::kInt64: return convert_labels(labels.data_as<int64_t>(), labels.shape(), num_instances, where, name);
+    case DType::kUInt32: return convert_labels(labels.data_as<uint32_t>(), labels.shape(), num_instances, where, name);
     default:
-      fail(where, ": input ", name, " has element type ", dtype_name(labels.dtype()), ", expected int32 or int64");
+      fail(where, ": input ", name, " has element type ", dtype_name(labels.dtype()), ", expected ",
+           index_dtypes_text());
   }
 }
 

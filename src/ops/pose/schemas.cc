@@ -15,7 +15,7 @@ using onnx::OpSchema;
 using onnx::TensorProto;
 using namespace schema_util;
 
-const std::vector<std::string> kLabelTypes = {"tensor(int32)", "tensor(int64)"};
+const std::vector<std::string>& kLabelTypes = kIndexTypes;
 
 int64_t required_instances(InferenceContext& ctx) {
   const int64_t c = int_attr(ctx, "num_instances", -1);
@@ -26,9 +26,10 @@ int64_t required_instances(InferenceContext& ctx) {
 OpSchema mean_shift_schema() {
   return std::move(
       pointrt_schema("MeanShift", "Per-instance Gaussian mean shift of per-point votes from the densest vote (PVN3D).")
-          .Input(0, "votes", "[B, K, N, 3]", "tensor(float)")
+          .TypeConstraint("T", kFloatTypes, "float32, or float16/bfloat16 computed in float32")
+          .Input(0, "votes", "[B, K, N, 3]", "T")
           .Input(1, "labels", "[B, N] instance of each point", "L")
-          .Output(0, "modes", "[B, C, K, 3]", "tensor(float)")
+          .Output(0, "modes", "[B, C, K, 3]", "T")
           .Output(1, "counts", "[B, C, K] points that voted (0 = no mode)", "tensor(int32)", OpSchema::Optional)
           .TypeConstraint("L", kLabelTypes, "labels")
           .Attr("num_instances", "C", AttributeProto::INT, true)
@@ -42,7 +43,7 @@ OpSchema mean_shift_schema() {
           .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
             const int64_t c = required_instances(ctx);
             auto b = input_dim(ctx, 0, 4, 0), k = input_dim(ctx, 0, 4, 1);
-            set_output(ctx, 0, TensorProto::FLOAT, {b, fixed_dim(c), k, fixed_dim(3)});
+            set_output(ctx, 0, float_type(ctx, 0), {b, fixed_dim(c), k, fixed_dim(3)});
             set_output(ctx, 1, TensorProto::INT32, {b, fixed_dim(c), k});
           }));
 }
@@ -50,9 +51,10 @@ OpSchema mean_shift_schema() {
 OpSchema instance_reduce_schema() {
   return std::move(
       pointrt_schema("InstanceReduce", "Mean or sum of per-point values per instance of a segmentation.")
-          .Input(0, "values", "[B, N, D]", "tensor(float)")
+          .TypeConstraint("T", kFloatTypes, "float32, or float16/bfloat16 computed in float32")
+          .Input(0, "values", "[B, N, D]", "T")
           .Input(1, "labels", "[B, N]", "L")
-          .Output(0, "reduced", "[B, C, D]", "tensor(float)")
+          .Output(0, "reduced", "[B, C, D]", "T")
           .Output(1, "counts", "[B, C]", "tensor(int32)", OpSchema::Optional)
           .TypeConstraint("L", kLabelTypes, "labels")
           .Attr("num_instances", "C", AttributeProto::INT, true)
@@ -61,7 +63,7 @@ OpSchema instance_reduce_schema() {
           .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
             const int64_t c = required_instances(ctx);
             auto b = input_dim(ctx, 0, 3, 0), d = input_dim(ctx, 0, 3, 2);
-            set_output(ctx, 0, TensorProto::FLOAT, {b, fixed_dim(c), d});
+            set_output(ctx, 0, float_type(ctx, 0), {b, fixed_dim(c), d});
             set_output(ctx, 1, TensorProto::INT32, {b, fixed_dim(c)});
           }));
 }
@@ -69,10 +71,11 @@ OpSchema instance_reduce_schema() {
 OpSchema rigid_fit_schema() {
   return std::move(
       pointrt_schema("RigidFit", "Weighted least-squares rotation and translation (Kabsch/Umeyama, reflection fixed).")
-          .Input(0, "source", "[S..., P, 3] model points", "tensor(float)")
-          .Input(1, "target", "[T..., P, 3], S... a suffix of T...", "tensor(float)")
-          .Input(2, "weight", "[T..., P] >= 0", "tensor(float)", OpSchema::Optional)
-          .Output(0, "pose", "[T..., 3, 4] = [R | t]", "tensor(float)")
+          .TypeConstraint("T", kFloatTypes, "float32, or float16/bfloat16 computed in float32")
+          .Input(0, "source", "[S..., P, 3] model points", "T")
+          .Input(1, "target", "[T..., P, 3], S... a suffix of T...", "T")
+          .Input(2, "weight", "[T..., P] >= 0", "T", OpSchema::Optional)
+          .Output(0, "pose", "[T..., 3, 4] = [R | t]", "T")
           .Output(1, "status", "[T...] 0 ok, 1 < 3 points, 2 degenerate, 3 non-finite", "tensor(int32)",
                   OpSchema::Optional)
           .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
@@ -84,7 +87,7 @@ OpSchema rigid_fit_schema() {
             set_output(ctx, 1, TensorProto::INT32, lead);
             lead.push_back(fixed_dim(3));
             lead.push_back(fixed_dim(4));
-            set_output(ctx, 0, TensorProto::FLOAT, lead);
+            set_output(ctx, 0, float_type(ctx, 0), lead);
           }));
 }
 

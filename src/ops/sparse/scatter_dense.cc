@@ -1,6 +1,7 @@
 // Optimised ScatterDense: parallel range check (min/max per column), duplicate check with a byte
 // map, parallel write. All diagnostics are built on the error path only.
 #include "ops/sparse/scatter_dense.h"
+#include "ops/index_types.h"
 
 #include <omp.h>
 
@@ -253,12 +254,12 @@ class ScatterDenseKernel : public OpKernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const Tensor& idx = ctx.input(1);
+    const Tensor idx = as_signed_indices(ctx.input(1));
     if (x.dtype() != DType::kFloat32 || x.rank() != 2)
       fail(where_, ": ", features_text_, " must be float32 [N, C], got ", dtype_name(x.dtype()), " ",
            shape_to_string(x.shape()));
     if ((idx.dtype() != DType::kInt32 && idx.dtype() != DType::kInt64) || idx.rank() != 2 || idx.dim(1) != 4)
-      fail(where_, ": ", indices_text_, " must be int32 or int64 [N, 4] (batch, i0, i1, i2), got ",
+      fail(where_, ": ", indices_text_, " must be int32, int64 or uint32 [N, 4] (batch, i0, i1, i2), got ",
            dtype_name(idx.dtype()), " ", shape_to_string(idx.shape()));
     if (idx.dim(0) != x.dim(0))
       fail(where_, ": ", indices_text_, " has ", idx.dim(0), " rows but ", features_text_, " has ", x.dim(0));

@@ -1,5 +1,6 @@
 // Naive ScatterDense oracle: zero-fill, then one row at a time (same validation messages).
 #include <set>
+#include "ops/index_types.h"
 
 #include "ops/sparse/scatter_dense.h"
 
@@ -14,7 +15,7 @@ class ScatterDenseReferenceKernel : public OpKernel {
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const Tensor& idx = ctx.input(1);
+    const Tensor idx = as_signed_indices(ctx.input(1));
     check_scatter_indices(idx, a_, where_, "input 1");
     const int64_t n = x.dim(0), c = x.dim(1);
     Tensor& y = ctx.output(0, DType::kFloat32, {a_.batch_size, c, a_.spatial[0], a_.spatial[1], a_.spatial[2]});

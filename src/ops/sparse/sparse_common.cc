@@ -1,4 +1,5 @@
 #include "ops/sparse/sparse_common.h"
+#include "ops/index_types.h"
 
 #include <omp.h>
 
@@ -63,9 +64,10 @@ void convert_and_check(const T* src, int64_t n, const Shape3& s, const IndexSour
 }
 }  // namespace
 
-Sites read_sites(const Tensor& indices, int64_t expected_rows, const Shape3& spatial, const IndexSource& src) {
-  if (indices.dtype() != DType::kInt32 && indices.dtype() != DType::kInt64)
-    fail(src.where, ": ", src.input_text, " must be int32 or int64, got ", dtype_name(indices.dtype()));
+Sites read_sites(const Tensor& given, int64_t expected_rows, const Shape3& spatial, const IndexSource& src) {
+  if (!is_index_dtype(given.dtype()))
+    fail(src.where, ": ", src.input_text, " must be ", index_dtypes_text(), ", got ", dtype_name(given.dtype()));
+  const Tensor indices = as_signed_indices(given);
   if (indices.rank() != 2 || indices.dim(1) != 4)
     fail(src.where, ": ", src.input_text, " must have shape [N, 4] (batch, i0, i1, i2), got ",
          shape_to_string(indices.shape()));

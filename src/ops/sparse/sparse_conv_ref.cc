@@ -2,6 +2,7 @@
 // std::map site lookup; (2) dense convolution on the densified grid (small grids only).
 #include <map>
 #include <set>
+#include "ops/index_types.h"
 
 #include "ops/sparse/sparse_conv.h"
 
@@ -155,8 +156,14 @@ class SparseConvReferenceKernel : public OpKernel {
     const float* bias = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
     // Validation (same rules and messages as the optimised kernel).
     read_sites(ctx.input(1), n, attrs_.in_shape, IndexSource{where_, indices_text_, "input_spatial_shape"});
-    RefProblem pb{attrs_,   sites_of(ctx.input(1)), {}, x.data_as<float>(), w.data_as<float>(), cin,
-                  w.dim(0), attrs_.kernel_volume()};
+    RefProblem pb{attrs_,
+                  sites_of(as_signed_indices(ctx.input(1))),
+                  {},
+                  x.data_as<float>(),
+                  w.data_as<float>(),
+                  cin,
+                  w.dim(0),
+                  attrs_.kernel_volume()};
     for (int64_t r = 0; r < n; ++r)
       if (!pb.row_of.emplace(pb.in[r], r).second)
         fail(where_, ": ", indices_text_, " rows ", pb.row_of[pb.in[r]], " and ", r, " are the same site");
