@@ -18,10 +18,11 @@ from models import int8_qdq  # noqa: E402
 from pointrt import _pointrt  # noqa: E402
 
 SHAPES = {"pointnet": (1, 3, 256), "resnet18": (1, 3, 32, 32)}
-# Steps of the output scale pointrt may differ from ONNX Runtime. The QDQ pass folds ResNet's residual
-# Add into the convolution (oneDNN's sum post-op): one rounding where ONNX Runtime rounds twice, at most
-# one step per Add, which can add up to two steps at the output. The reference kernels round as ORT does.
-FUSED_STEPS = {"pointnet": 1, "resnet18": 2}
+# Steps of the output scale pointrt may differ from ONNX Runtime with the QDQ pass: it folds ResNet's
+# residual Add into the convolution (oneDNN's sum post-op) but keeps the convolution's own rounding
+# (round/clip post-ops before the sum), so it rounds twice as ONNX Runtime does; float arithmetic
+# order may still move a value across a rounding boundary by one step.
+FUSED_STEPS = {"pointnet": 1, "resnet18": 1}
 
 
 def output_step(path: str) -> float:
@@ -59,5 +60,5 @@ def test_int8_file_matches_onnxruntime(float_models, name, fmt, per_channel, act
     for optimize, allowed in ((False, 1), (True, FUSED_STEPS[name])):
         got = _pointrt.Session(path, optimize=optimize).run({"x": x})["y"]
         assert got.shape == want.shape and got.dtype == want.dtype
-        steps = float(np.abs(got - want).max()) / step
+        steps = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max()) / step
         assert steps <= allowed + 1e-3, f"{name} {fmt} optimize={optimize}: {steps:.2f} steps of {step}"

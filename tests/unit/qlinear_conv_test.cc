@@ -142,3 +142,59 @@ TEST(QLinearConv, ErrorsNameTheNodeAndTheValue) {
   e = error_text([&] { run_mixed("QLinearConv", 10, in, conv_attrs(c)); });
   EXPECT_NE(e.find("bias 'B' has element type float32, expected int32"), std::string::npos) << e;
 }
+
+// A QDQ residual block, DQ -> Conv -> Q -> DQ, + DQ(r) -> Add -> Q: the QDQ pass makes it one
+// QConv with a sum post-op. The convolution's own quantization is kept in the fused kernel, so the
+// result rounds twice as ONNX defines it (and ONNX Runtime computes it): equal, element for
+// element, to the unfused graph on the reference kernels.
+TEST(QConv, FusedResidualRoundsLikeTheUnfusedGraph) {
+  for (DType act : {DType::kUInt8, DType::kInt8}) {
+    ModelBuilder b(13);
+    const Shape xs_shape = {1, 5, 7, 6};
+    b.input("x", act, {int64_t{1}, int64_t{5}, int64_t{7}, int64_t{6}});
+    b.input("r", act, {int64_t{1}, int64_t{6}, int64_t{7}, int64_t{6}});
+    auto zp = [&](int v) {
+      return act == DType::kUInt8 ? scalar_int<uint8_t>(static_cast<uint8_t>(128 + v))
+                                  : scalar_int<int8_t>(static_cast<int8_t>(v));
+    };
+    b.initializer("xs", scalar_of(0.031f));
+    b.initializer("xz", zp(3));
+    b.initializer("w", random_ints<int8_t>({6, 5, 3, 3}, -100, 100, 7));
+    b.initializer("ws", random_floats({6}, 0.002f, 0.01f, 8));
+    b.initializer("wz", Tensor::zeros(DType::kInt8, {6}));
+    b.initializer("ms", scalar_of(0.047f));
+    b.initializer("mz", zp(-2));
+    b.initializer("rs", scalar_of(0.029f));
+    b.initializer("rz", zp(1));
+    b.initializer("ys", scalar_of(0.061f));
+    b.initializer("yz", zp(-4));
+    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"dx"});
+    auto& dw = b.node("DequantizeLinear", {"w", "ws", "wz"}, {"dw"});
+    ModelBuilder::attr_int(dw, "axis", 0);
+    ModelBuilder::attr_ints(b.node("Conv", {"dx", "dw"}, {"c"}), "pads", {1, 1, 1, 1});
+    b.node("QuantizeLinear", {"c", "ms", "mz"}, {"cq"});
+    b.node("DequantizeLinear", {"cq", "ms", "mz"}, {"cd"});
+    b.node("DequantizeLinear", {"r", "rs", "rz"}, {"dr"});
+    b.node("Add", {"cd", "dr"}, {"a"});
+    b.node("QuantizeLinear", {"a", "ys", "yz"}, {"y"});
+    b.output("y", act);
+    const Model m = b.load("residual.onnx");
+    const std::map<std::string, Tensor> feeds = {{"x", ints_of(act, xs_shape, 21)},
+                                                 {"r", ints_of(act, {1, 6, 7, 6}, 22)}};
+    SessionOptions plain, fused;
+    plain.optimize = false;
+    fused.profile = true;
+    const Tensor want = Session(m, plain).run(feeds)[0];
+    Session s(m, fused);
+    const Tensor got = s.run(feeds)[0];
+    std::vector<std::string> ops;
+    for (const NodeProfile& p : s.last_profile()) ops.push_back(p.op_type);
+    EXPECT_EQ(ops, (std::vector<std::string>{"QConv"})) << "the QDQ pass did not fuse the block";
+    ASSERT_EQ(got.shape(), want.shape());
+    ASSERT_EQ(got.dtype(), act);
+    int differ = 0;
+    for (int64_t i = 0; i < got.numel(); ++i)
+      differ += static_cast<const uint8_t*>(got.data())[i] != static_cast<const uint8_t*>(want.data())[i];
+    EXPECT_EQ(differ, 0) << dtype_name(act) << ": " << differ << " of " << got.numel() << " differ";
+  }
+}

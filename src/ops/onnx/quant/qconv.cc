@@ -8,7 +8,10 @@
 // x's shape is known, the primitive is built and the weights reordered once. The zero points of
 // x and y are run-time arguments. The bias (int32) is added before the scale, the residual
 // operand is a sum post-op with its own scale and zero point, then ReLU, then y's zero point
-// (oneDNN's order, which requantize_ref follows). Anything else (weights or scales fed at run
+// (oneDNN's order, which requantize_ref follows). A QConv with a residual sum may carry the
+// convolution's own output quantization (mid_scale, mid_zp): the accumulators are then rounded
+// and clamped in that scale before the sum (round, clip and linear post-ops), as ONNX Runtime's
+// QLinearConv followed by QLinearAdd rounds twice. Anything else (weights or scales fed at run
 // time, weights that do not fit int8, rank > 5) runs the reference kernel with the run's values.
 #include <algorithm>
 #include <map>
@@ -30,10 +33,11 @@ enum class Kind { kConvInteger, kQLinearConv, kQConv };
 
 // Input positions: ConvInteger (x, w, x_zp, w_zp) and QLinearConv / QConv.
 struct Slots {
-  int x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias, sum, sum_scale, sum_zp;
+  int x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias, sum, sum_scale, sum_zp, mid_scale, mid_zp;
 };
-constexpr Slots kConvIntegerSlots{0, -1, 2, 1, -1, 3, -1, -1, -1, -1, -1, -1};
-constexpr Slots kQLinearSlots{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+constexpr Slots kConvIntegerSlots{0, -1, 2, 1, -1, 3, -1, -1, -1, -1, -1, -1, -1, -1};
+constexpr Slots kQLinearSlots{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+constexpr int kSlotCount = 14;
 
 const std::vector<DType> kInt8Types = {DType::kInt8, DType::kUInt8};
 
@@ -63,13 +67,14 @@ class QConvKernel : public OpKernel {
   QConvKernel(const KernelInit& init, Kind kind)
       : where_(init.where()), kind_(kind), slots_(kind == Kind::kConvInteger ? kConvIntegerSlots : kQLinearSlots) {
     names_ = input_names(init);
-    names_.resize(12);
+    names_.resize(kSlotCount);
     const Attributes& at = init.attrs();
     attrs_ = nn::parse_conv_attrs(at, false, where_);
     if (kind_ == Kind::kQConv) {
       float_out_ = at.get_int(kAttrFloatOutput, 0) != 0;
       relu_ = at.get_int(nn::kAttrPostRelu, 0) != 0;
       has_sum_ = at.get_int(nn::kAttrSumInput, 0) != 0;
+      has_mid_ = has_sum_ && init.has_input(slots_.mid_scale);
       src_cl_ = at.get_int(kAttrSrcNhwc, 0) != 0;
       dst_cl_ = at.get_int(kAttrDstNhwc, 0) != 0;
     }
@@ -134,6 +139,12 @@ class QConvKernel : public OpKernel {
     if (has_sum_)
       check_zero_point_type(where_, names_[slots_.sum_zp], type_of(slots_.sum_zp), names_[slots_.sum],
                             type_of(slots_.sum));
+    if (has_mid_) {
+      check_input_type(where_, "scale", names_[slots_.mid_scale], type_of(slots_.mid_scale), {DType::kFloat32},
+                       "float");
+      check_input_type(where_, "zero point", names_[slots_.mid_zp], type_of(slots_.mid_zp), kInt8Types,
+                       "int8 or uint8");
+    }
   }
 
   int32_t zero_point(KernelContext& ctx, int slot, const char* role) const {
@@ -169,9 +180,21 @@ class QConvKernel : public OpKernel {
     return z;
   }
 
+  // mid: the mid_scale and mid_zp tensors (has_mid_), else null.
   Requantize requantize_for(const std::vector<float>& mult, const Tensor* ys, const Tensor* sum_scale, int32_t sum_zp,
-                            int32_t y_zp, DType out) const {
+                            int32_t y_zp, DType out, const Tensor* mid_scale = nullptr,
+                            const Tensor* mid_zp = nullptr) const {
     Requantize r;
+    if (mid_scale && mid_zp && ys) {
+      int64_t lo = 0, hi = 0;
+      quantized_range(mid_zp->dtype(), lo, hi);
+      const int32_t z = scalar_int(*mid_zp, where_, "zero point", names_[slots_.mid_zp]);
+      r.mid = true;
+      r.mid_to_y = scalar_float(*mid_scale, where_, "scale", names_[slots_.mid_scale]) /
+                   scalar_float(*ys, where_, "scale", names_[slots_.y_scale]);
+      r.mid_lo = static_cast<float>(lo - z);
+      r.mid_hi = static_cast<float>(hi - z);
+    }
     r.out = out;
     r.float_output = float_out_;
     r.relu = relu_;
@@ -200,7 +223,7 @@ class QConvKernel : public OpKernel {
   Slots slots_;
   std::vector<std::string> names_;
   nn::ConvAttrs attrs_;
-  bool float_out_ = false, relu_ = false, has_sum_ = false, src_cl_ = false, dst_cl_ = false;
+  bool float_out_ = false, relu_ = false, has_sum_ = false, has_mid_ = false, src_cl_ = false, dst_cl_ = false;
   // Prepared from constants (static_ok_: everything the primitive bakes in is known).
   bool static_ok_ = false;
   DType x_type_ = DType::kUndefined, out_type_ = DType::kUndefined, sum_type_ = DType::kUndefined;
@@ -212,7 +235,7 @@ class QConvKernel : public OpKernel {
 };
 
 void QConvKernel::prepare_constants(const KernelInit& init) {
-  constants_.assign(12, nullptr);
+  constants_.assign(kSlotCount, nullptr);
   x_type_ = declared_type(init, slots_.x);
   const Tensor* w = init.constant_input(slots_.w);
   const bool wzp_absent = !init.has_input(slots_.w_zp);
@@ -248,8 +271,13 @@ void QConvKernel::prepare_constants(const KernelInit& init) {
       if (sz) sum_zp = scalar_int(*sz, where_, "zero point", names_[slots_.sum_zp]);
       if (float_out_) sum_type_ = DType::kFloat32;
     }
-    requant_ = requantize_for(multipliers(*xs, *ws, ys, m), ys, ss, sum_zp, 0, out_type_);
-    for (int s : {slots_.x_scale, slots_.w_scale, slots_.y_scale, slots_.sum_scale, slots_.sum_zp})
+    const Tensor* ms = has_mid_ ? init.constant_input(slots_.mid_scale) : nullptr;
+    const Tensor* mz = has_mid_ ? init.constant_input(slots_.mid_zp) : nullptr;
+    if (has_mid_ && (!ms || !mz)) return;
+    // With the convolution's own quantization, the accumulators are scaled into its scale first.
+    requant_ = requantize_for(multipliers(*xs, *ws, has_mid_ ? ms : ys, m), ys, ss, sum_zp, 0, out_type_, ms, mz);
+    for (int s : {slots_.x_scale, slots_.w_scale, slots_.y_scale, slots_.sum_scale, slots_.sum_zp, slots_.mid_scale,
+                  slots_.mid_zp})
       if (s >= 0 && init.constant_input(s)) constants_[s] = init.constant_input(s)->data();
   } else {
     requant_.out = DType::kInt32;
@@ -306,6 +334,11 @@ std::shared_ptr<QConvPlan> QConvKernel::build_plan(const Shape& x) const {
   if (out_type_ == DType::kInt8 || out_type_ == DType::kUInt8)
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
   dnnl::post_ops ops;
+  if (requant_.mid) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, requant_.mid_lo, requant_.mid_hi);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, requant_.mid_to_y, 0.f);
+  }
   if (has_sum_) ops.append_sum(requant_.sum_scale, requant_.sum_zero_point, dnnl_type(sum_type_));
   if (relu_) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(ops);
@@ -405,10 +438,13 @@ void QConvKernel::run_reference(KernelContext& ctx, const nn::ConvGeometry& g, c
   r.out = y.dtype();
   if (kind_ != Kind::kConvInteger) {
     const Tensor* ys = float_out_ ? nullptr : opt(slots_.y_scale);
-    std::vector<float> mult = multipliers(ctx.input(slots_.x_scale), ctx.input(slots_.w_scale), ys, g.out_channels);
+    const Tensor* ms = has_mid_ ? opt(slots_.mid_scale) : nullptr;
+    std::vector<float> mult =
+        multipliers(ctx.input(slots_.x_scale), ctx.input(slots_.w_scale), ms ? ms : ys, g.out_channels);
     const int32_t sum_zp = has_sum_ ? zero_point(ctx, slots_.sum_zp, "zero point") : 0;
     const int32_t y_zp = float_out_ ? 0 : zero_point(ctx, slots_.y_zp, "zero point");
-    r = requantize_for(mult, ys, opt(slots_.sum_scale), sum_zp, y_zp, y.dtype());
+    r = requantize_for(mult, ys, opt(slots_.sum_scale), sum_zp, y_zp, y.dtype(), ms,
+                       has_mid_ ? opt(slots_.mid_zp) : nullptr);
     if (b && b->numel() != g.out_channels)
       fail(where_, ": bias '", names_[slots_.bias], "' has ", b->numel(), " elements, expected ", g.out_channels);
   }

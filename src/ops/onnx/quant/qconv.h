@@ -42,7 +42,13 @@ struct Requantize {
   bool has_sum = false;
   float sum_scale = 1.f;  // multiplier of (s - sum_zero_point)
   int32_t sum_zero_point = 0;
-  int32_t zero_point = 0;     // of y
+  int32_t zero_point = 0;  // of y
+  // The convolution's own quantization before a residual sum (ONNX Runtime's QLinearConv, then
+  // QLinearAdd): acc * multiplier is rounded and clamped to [mid_lo, mid_hi] (its int8 range
+  // less its zero point), then scaled by mid_to_y into y's scale, then the sum is added.
+  bool mid = false;
+  float mid_to_y = 1.f;
+  float mid_lo = 0.f, mid_hi = 0.f;
   DType out = DType::kInt32;  // int32 (no requantization), int8, uint8 or float32
   float channel_multiplier(int64_t m) const { return multiplier.size() == 1 ? multiplier[0] : multiplier[m]; }
 };

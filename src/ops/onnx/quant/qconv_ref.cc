@@ -70,6 +70,7 @@ void requantize_ref(const Requantize& r, const int32_t* acc, const int32_t* bias
           continue;
         }
         float v = static_cast<float>(a) * r.channel_multiplier(m);
+        if (r.mid) v = std::min(std::max(std::nearbyint(v), r.mid_lo), r.mid_hi) * r.mid_to_y;
         if (r.has_sum)
           v += r.float_output ? s->data_as<float>()[e]
                               : r.sum_scale * static_cast<float>(load_as_int(*s, e) - r.sum_zero_point);

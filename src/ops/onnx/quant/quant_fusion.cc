@@ -10,10 +10,10 @@
 //    quantized with x_scale * w_scale[m] (ONNX Runtime's quantizer stores it so already). A
 //    QLinearConv with constant weights becomes a QConv too, so that rule 2 applies to QOperator
 //    files.
-// 2. Residual Add: Q([Relu](Add(DQ(QConv(..)), DQ(s)))) => QConv(.., s, s_scale, s_zero_point)
-//    with ReLU, when s exists before the QConv runs: oneDNN's sum post-op. The QConv's own
-//    output quantization is skipped (the Add then sees the exact value; it differs from ONNX
-//    Runtime's, which rounds twice, by at most one step of the Add's output).
+// 2. Residual Add: Q([Relu](Add(DQ(QConv(..)), DQ(s)))) => QConv(.., s, s_scale, s_zero_point,
+//    mid_scale, mid_zero_point) with ReLU, when s exists before the QConv runs: oneDNN's sum
+//    post-op. The QConv's own output quantization (mid) is kept: the kernel rounds and clamps in
+//    it before the sum, so the result rounds twice as ONNX Runtime's does.
 // 3. MatMul / Gemm: like Conv, B a constant 2-D (Gemm: transA = 0, alpha = beta = 1, C [N] or
 //    absent; transB = 1 weights are transposed here) => QMatMul.
 // 4. MaxPool, Flatten, Reshape between a DQ and a Q with the same scale and zero point run on the
@@ -295,9 +295,15 @@ bool fuse_residual(Graph& g, const Readers& r, int ai) {
   const int y_zp = zero_point_input(g, *add->out.q);
   std::vector<int> in = g.nodes[best].inputs;
   in.resize(9, -1);
+  // The convolution's own output quantization stays as (mid_scale, mid_zp): the kernel rounds in
+  // it before the sum, as ONNX Runtime does (QLinearConv, then QLinearAdd).
+  const int mid_scale = in[6];
+  int mid_zp = in[7];
+  if (mid_zp < 0)
+    mid_zp = nn::add_constant(g, g.nodes[best].name + "_mid_zero_point", Tensor::zeros(DType::kUInt8, {}));
   in[6] = add->out.q->scale;
   in[7] = y_zp;
-  in.insert(in.end(), {other->data, other->scale, other->zero_point});
+  in.insert(in.end(), {other->data, other->scale, other->zero_point, mid_scale, mid_zp});
   if (mine->node >= 0) g.nodes[mine->node].removed = true;
   set_int(g.nodes[best], nn::kAttrSumInput, 1);
   g.nodes[ai].removed = true;
