@@ -30,10 +30,13 @@ Models:
   lstm       one-layer LSTM (torch.nn.LSTM 256 -> 256), sequence 64, batch 8: input 64x8x256
   gru        one-layer GRU, same sizes (torch exports linear_before_reset = 1)
   rnn        one-layer tanh RNN, same sizes
+  <model>_int8  the model quantized by ONNX Runtime's quantize_static (QDQ, per-channel int8
+             weights, int8 activations; models/int8_qdq.py), e.g. resnet18_int8 pointnet_int8
 
 Run (from the repository root, after building):
   .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt
   .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt --models lstm gru rnn
+  .venv/bin/python bench/compare_onnxruntime.py --pointrt build/pointrt --models resnet18 resnet18_int8
 """
 import argparse
 import json
@@ -237,9 +240,26 @@ def compare_worker(args):
 def export_worker(args):
     models = build_models()
     for name in args.models:
-        net, shape = models[name]
-        path, npy = export(name, net, shape, args.work_dir)
+        base = name[: -len(INT8_SUFFIX)] if name.endswith(INT8_SUFFIX) else name
+        net, shape = models[base]
+        path, npy = export(base, net, shape, args.work_dir)
+        if base != name:
+            path = quantized(path, os.path.join(args.work_dir, name + ".onnx"))
         print(json.dumps({"name": name, "path": path, "npy": npy, "shape": list(shape)}))
+
+
+# `<model>_int8`: the float export quantized by ONNX Runtime's quantize_static (QDQ, per-channel
+# int8 weights, int8 activations, MinMax on 4 seeded inputs: models/int8_qdq.py).
+INT8_SUFFIX = "_int8"
+
+
+def quantized(float_path, out_path):
+    if not os.path.exists(out_path):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        from models import int8_qdq
+
+        int8_qdq.quantize(float_path, out_path, "qdq", per_channel=True)
+    return out_path
 
 
 def check_outputs(args, name, model, npy, work):

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <type_traits>
 
 #include "ops/onnx/nn/pool.h"
 
@@ -57,7 +58,55 @@ TEST(MaxPool2d, MatchesTheReference) {
           }
         }
   check({1, 3, 40, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);  // CenterPoint's peak test
-  check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);       // asymmetric everything
+  check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);     // asymmetric everything
+}
+
+template <typename T>
+void check_int(const Shape& x_shape, int64_t k, int64_t s, int64_t d, int64_t pad, bool ceil_mode, uint32_t seed) {
+  PoolAttrs a;
+  a.kind = PoolKind::kMax;
+  a.kernel_shape = {k, k};
+  a.strides = {s, s};
+  a.dilations = {d, d};
+  a.pads = {pad, pad, pad, pad};
+  a.ceil_mode = ceil_mode;
+  const PoolGeometry g = pool_geometry(a, x_shape, "test");
+  const DType t = std::is_same_v<T, int8_t> ? DType::kInt8 : DType::kUInt8;
+  Tensor x = Tensor::allocate(t, x_shape);
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<T>()[i] = static_cast<T>(rng());  // the whole range
+  const Shape ys = g.output_shape();
+  Tensor y = Tensor::allocate(t, ys), r = Tensor::allocate(t, ys);
+  max_pool_ref<T>(g, 0, x.data_as<T>(), r.data_as<T>(), nullptr);
+  if (!max_pool_2d_plain<T>(g, x.data_as<T>(), y.data_as<T>())) return;  // an empty window: the reference's
+  ASSERT_EQ(0, std::memcmp(y.data(), r.data(), r.nbytes()))
+      << shape_to_string(x_shape) << " k " << k << " s " << s << " d " << d << " pad " << pad;
+}
+
+TEST(MaxPool2d, Int8AndUint8MatchTheReference) {
+  uint32_t seed = 7;
+  for (int64_t kk : {1, 2, 3})
+    for (int64_t st : {1, 2})
+      for (int64_t dil : {1, 2})
+        for (int64_t pad : {0, 1})
+          for (bool ceil_mode : {false, true}) {
+            if (pad >= kk) continue;
+            check_int<int8_t>({2, 3, 9, 14}, kk, st, dil, pad, ceil_mode, seed++);
+            check_int<uint8_t>({1, 2, 17, 5}, kk, st, dil, pad, ceil_mode, seed++);
+          }
+  check_int<int8_t>({1, 64, 112, 112}, 3, 2, 1, 1, false, seed++);  // ResNet's stem
+}
+
+TEST(MaxPool2d, IntegerWindowWithoutTapsIsDeclined) {
+  // Kernel 2, dilation 3, pad 1 on a width-2 input: output column 0 taps columns -1 and 2.
+  PoolAttrs a;
+  a.kind = PoolKind::kMax;
+  a.kernel_shape = {1, 2};
+  a.dilations = {1, 3};
+  a.pads = {0, 1, 0, 1};
+  const PoolGeometry g = pool_geometry(a, {1, 1, 1, 2}, "test");
+  int8_t x[2] = {5, 6}, y[4] = {};
+  EXPECT_FALSE(max_pool_2d_plain<int8_t>(g, x, y));
 }
 
 TEST(MaxPool2d, OtherRanksAreDeclined) {

@@ -1,13 +1,16 @@
-// MaxPool over two spatial dims of plain NCHW float32, without Indices (CenterPoint's 3x3 peak
-// test, PSPNet-style stems): per output row, each window tap is one vectorised pass over the
-// output columns it reaches, so the work is kh * kw contiguous passes instead of a window walk
-// per output. The same results as max_pool_ref: taps in row-major window order, ties keep the
-// first, NaN skipped unless every tap is NaN (the accumulator starts at NaN, which any number
-// replaces).
+// MaxPool over two spatial dims of plain NCHW float32, int8 or uint8, without Indices
+// (CenterPoint's 3x3 peak test, PSPNet-style stems, quantized ResNet stems): per output row, each
+// window tap is one vectorised pass over the output columns it reaches, so the work is kh * kw
+// contiguous passes instead of a window walk per output. The same results as max_pool_ref:
+// float taps in row-major window order, ties keep the first, NaN skipped unless every tap is NaN
+// (the accumulator starts at NaN, which any number replaces); integers start at the type's
+// lowest value, so a window without a tap inside (which the reference fills with 0) is left to
+// the reference.
 #include <omp.h>
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "ops/onnx/nn/pool.h"
 
@@ -17,6 +20,32 @@ namespace {
 
 // acc = v when v is larger or acc is still NaN; a NaN v never replaces a number.
 inline float max_keep_first(float acc, float v) { return (v > acc || acc != acc) ? v : acc; }
+template <typename T>
+inline T max_keep_first(T acc, T v) {
+  return v > acc ? v : acc;
+}
+
+template <typename T>
+T start_value() {
+  return std::numeric_limits<T>::lowest();
+}
+template <>
+float start_value<float>() {
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+// True when some output position along one spatial axis has no window tap inside the input.
+bool has_empty_window(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb) {
+  for (int64_t o = 0; o < out; ++o) {
+    bool any = false;
+    for (int64_t t = 0; t < k && !any; ++t) {
+      const int64_t p = o * s - pb + t * d;
+      any = p >= 0 && p < in;
+    }
+    if (!any) return true;
+  }
+  return false;
+}
 
 // Output columns [j0, j1) whose tap at column offset `dx` (input col j * s - pb + dx) is inside.
 inline void valid_columns(int64_t dx, int64_t s, int64_t pb, int64_t in_w, int64_t out_w, int64_t& j0, int64_t& j1) {
@@ -27,18 +56,19 @@ inline void valid_columns(int64_t dx, int64_t s, int64_t pb, int64_t in_w, int64
   j0 = std::min(j0, j1);
 }
 
-void pool_row(const float* plane, float* out, const PoolGeometry& g, int64_t oy) {
+template <typename T>
+void pool_row(const T* plane, T* out, const PoolGeometry& g, int64_t oy) {
   const int64_t in_h = g.in_spatial[0], in_w = g.in_spatial[1], out_w = g.out_spatial[1];
   const int64_t sy = g.strides[0], sx = g.strides[1], dy = g.dilations[0], dx = g.dilations[1];
-  std::fill(out, out + out_w, std::numeric_limits<float>::quiet_NaN());
+  std::fill(out, out + out_w, start_value<T>());
   for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
     const int64_t iy = oy * sy - g.pad_begin[0] + ky * dy;
     if (iy < 0 || iy >= in_h) continue;
-    const float* row = plane + iy * in_w;
+    const T* row = plane + iy * in_w;
     for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
       int64_t j0, j1;
       valid_columns(kx * dx, sx, g.pad_begin[1], in_w, out_w, j0, j1);
-      const float* src = row - g.pad_begin[1] + kx * dx;
+      const T* src = row - g.pad_begin[1] + kx * dx;
       if (sx == 1)
         for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j]);
       else
@@ -49,8 +79,14 @@ void pool_row(const float* plane, float* out, const PoolGeometry& g, int64_t oy)
 
 }  // namespace
 
-bool max_pool_2d_plain(const PoolGeometry& g, const float* x, float* y) {
+template <typename T>
+bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y) {
   if (g.in_spatial.size() != 2) return false;
+  if (!std::is_floating_point_v<T>)
+    for (size_t a = 0; a < 2; ++a)
+      if (has_empty_window(g.in_spatial[a], g.out_spatial[a], g.kernel[a], g.strides[a], g.dilations[a],
+                           g.pad_begin[a]))
+        return false;
   const int64_t planes = g.batch * g.channels, out_h = g.out_spatial[0], out_w = g.out_spatial[1];
   const int64_t in_size = g.in_spatial[0] * g.in_spatial[1], rows = planes * out_h;
   const int64_t work = rows * out_w * g.kernel[0] * g.kernel[1];
@@ -61,5 +97,9 @@ bool max_pool_2d_plain(const PoolGeometry& g, const float* x, float* y) {
   }
   return true;
 }
+
+template bool max_pool_2d_plain<float>(const PoolGeometry&, const float*, float*);
+template bool max_pool_2d_plain<int8_t>(const PoolGeometry&, const int8_t*, int8_t*);
+template bool max_pool_2d_plain<uint8_t>(const PoolGeometry&, const uint8_t*, uint8_t*);
 
 }  // namespace pointrt::nn

@@ -64,6 +64,10 @@ class PoolKernel : public OpKernel {
       if (y.numel() == 0) return;
       dispatch_all(t, "MaxPool", [&](auto tag) {
         using T = decltype(tag);
+        if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+          // int8 stems of quantized networks: the same per-tap passes as float32.
+          if (!ind && !attrs_.global && max_pool_2d_plain<T>(g, x.data_as<T>(), y.data_as<T>())) return;
+        }
         if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, double>)
           max_pool_ref<T>(g, attrs_.storage_order, x.data_as<T>(), y.data_as<T>(), ind);
       });

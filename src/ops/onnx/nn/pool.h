@@ -54,8 +54,10 @@ PoolGeometry pool_geometry(const PoolAttrs& a, const Shape& x, const std::string
 template <typename T>
 void max_pool_ref(const PoolGeometry& g, int64_t storage_order, const T* x, T* y, int64_t* indices);
 void average_pool_ref(const PoolGeometry& g, bool count_include_pad, const float* x, float* y);
-/// MaxPool of plain float32 with two spatial dims, no Indices (max_pool_2d.cc); the same results
-/// as max_pool_ref. False (nothing written) for other ranks.
-bool max_pool_2d_plain(const PoolGeometry& g, const float* x, float* y);
+/// MaxPool of plain float32, int8 or uint8 with two spatial dims, no Indices (max_pool_2d.cc); the
+/// same results as max_pool_ref. False (nothing written) for other ranks, and for integers when a
+/// window has no tap inside the input.
+template <typename T>
+bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y);
 
 }  // namespace pointrt::nn
