@@ -67,6 +67,59 @@ nlohmann::json print_top_classes(const Tensor& logits, const std::string& labels
   return j;
 }
 
+bool has_non_tensor_io(const Session& s) {
+  for (const auto* list : {&s.inputs(), &s.outputs()})
+    for (const auto& v : *list)
+      if (!v.is_tensor()) return true;
+  return false;
+}
+
+// A model with sequence or optional inputs/outputs: feeds from make_any_feeds, one run with
+// run_any; a sequence output is printed element by element and written as NAME.0.npy, NAME.1.npy,
+// ...; an empty optional is printed as none and writes nothing. --ref, --labels and the pipeline
+// flags are for tensor models only.
+int run_any_model(const RunFlags& f, const Session& session, Output& out, const InputOptions& in) {
+  if (!f.ref.empty() || !f.labels.empty() || f.pipeline.enabled())
+    fail("--ref, --labels, --eval and --render are not supported for models with sequence or optional values");
+  std::ostream& os = out.text();
+  auto feeds = make_any_feeds(session.inputs(), in, std::cerr);
+  auto t0 = std::chrono::steady_clock::now();
+  auto outputs = session.run_any(feeds);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  os << "ran " << f.model.path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
+  nlohmann::json j = {{"model", f.model.path}, {"run_ms", ms}, {"outputs", nlohmann::json::array()}};
+  if (!f.output_dir.empty()) std::filesystem::create_directories(f.output_dir);
+  size_t files = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = session.outputs()[i].name;
+    const AnyValue& v = outputs[i];
+    nlohmann::json o = {{"name", name}, {"type", session.outputs()[i].type_string()}};
+    std::vector<std::pair<std::string, Tensor>> parts;  // (file suffix, tensor)
+    if (v.is_tensor()) parts.emplace_back("", v.tensor());
+    if (v.is_sequence())
+      for (size_t k = 0; k < v.sequence().size(); ++k) parts.emplace_back("." + std::to_string(k), v.sequence().at(k));
+    os << "output " << name << ": " << (v.is_tensor() ? summarize_tensor(v.tensor()) : v.describe()) << "\n";
+    o["kind"] = v.is_tensor() ? "tensor" : v.is_sequence() ? "sequence" : "none";
+    for (const auto& [suffix, t] : parts) {
+      if (v.is_sequence()) os << "  " << name << suffix << ": " << summarize_tensor(t) << "\n";
+      nlohmann::json e = {{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}, {"summary", summarize_tensor(t)}};
+      if (!f.output_dir.empty()) {
+        e["file"] = f.output_dir + "/" + safe_file_name(name + suffix) + ".npy";
+        write_npy(e["file"].get<std::string>(), t);
+        ++files;
+      }
+      if (v.is_tensor())
+        o.update(e);
+      else
+        o["elements"].push_back(e);
+    }
+    j["outputs"].push_back(o);
+  }
+  if (!f.output_dir.empty()) os << "wrote " << files << " file(s) to " << f.output_dir << "\n";
+  out.write_json(j);
+  return kExitOk;
+}
+
 int run(const RunFlags& f) {
   Output out(f.json);
   std::ostream& os = out.text();
@@ -75,6 +128,7 @@ int run(const RunFlags& f) {
   in.max_tensor_bytes = so.max_tensor_bytes;
   in.model = f.model.path;
   Session session(load_model(f.model), so);
+  if (has_non_tensor_io(session)) return run_any_model(f, session, out, in);
   auto feeds = make_feeds(session.inputs(), in, std::cerr);
   CompareOptions compare;
   compare.atol = f.atol;
@@ -122,7 +176,11 @@ int run(const RunFlags& f) {
 
 Subcommand add_run_command(CLI::App& app) {
   auto* c = app.add_subcommand("run", "run a model once; inputs not given are random");
-  c->footer("Exit status: 0 success, 1 some output differs from --ref, 2 an error.");
+  c->footer(
+      "Sequence and optional inputs come from an --input .npz: a sequence NAME as the arrays NAME.0, NAME.1, ... "
+      "(none: empty), an optional as NAME (absent: an empty optional). Sequence outputs are written as "
+      "NAME.0.npy, NAME.1.npy, ...\n"
+      "Exit status: 0 success, 1 some output differs from --ref, 2 an error.");
   auto f = std::make_shared<RunFlags>();
   add_model_flags(c, f->model);
   add_input_flags(c, f->inputs);
