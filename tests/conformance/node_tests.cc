@@ -3,6 +3,8 @@
 //
 // A test is in scope when every node of its model is served by the operator table at the
 // model's opset and with the model's element types; the scope is derived from the table only.
+// Sequence and optional inputs/outputs (SequenceProto / OptionalProto test data, read by the kind
+// the model declares) run through Session::run_any and are compared element by element.
 // Exit status: 0 when every in-scope test passes (and at least --min-passed tests passed, so a
 // change that takes tests out of scope is noticed too), 1 otherwise.
 //

@@ -70,6 +70,29 @@ TEST(Sequence, TensorFedWhereSequenceIsDeclared) {
   EXPECT_NE(e.find("'seq'"), std::string::npos) << e;
 }
 
+TEST(Sequence, KindMismatchesInsideTheGraphNameTheNodeAndValue) {
+  // A tensor where a sequence operator reads a sequence, and a sequence where a tensor operator reads a tensor.
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {1});
+  b.node("SequenceLength", {"x"}, {"n"}, "", "len");
+  b.output("n");
+  std::string e = run_any_error(b.load(), {{"x", f32({1}, {1})}});
+  EXPECT_NE(e.find("node 'len' (SequenceLength): input 0 'x' must be a sequence, got a tensor float32 [1]"),
+            std::string::npos)
+      << e;
+  ModelBuilder c(17);
+  c.input("x", DType::kFloat32, {1});
+  c.node("SequenceConstruct", {"x"}, {"s"}, "", "make");
+  c.node("Relu", {"s"}, {"y"}, "", "relu");
+  c.output("y");
+  e = run_any_error(c.load(), {{"x", f32({1}, {1})}});
+  EXPECT_NE(e.find("node 'relu' (Relu): input 0 's' is a sequence of 1 float32 tensors, but this operator takes a "
+                   "tensor"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 // SequenceEmpty -> Insert x at `p1` (optional) -> Insert y at p2 -> Erase at p3 (optional).
 Model build_model(bool with_positions) {
   ModelBuilder b(17);
