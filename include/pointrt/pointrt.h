@@ -294,10 +294,11 @@ class Session {
   /// Run with feeds of any kind (tensors, sequences, empty optionals), for models whose inputs or
   /// outputs are sequences or optionals (ValueInfo::sequence / optional); works for plain tensor
   /// models too. A sequence feed's elements are used without copying; a returned sequence's
-  /// elements are owned by it (shared). An optional input takes a tensor, a sequence or
+  /// elements are the caller's (copies where they would share the session's constants or a feed,
+  /// as for tensor outputs). An optional input takes a tensor, a sequence or
   /// AnyValue::none(); an optional output left empty by the model comes back as none(). Throws
   /// Error naming the input on a missing feed or one of the wrong kind ("input 's' is declared
-  /// seq(float32) but gets a tensor").
+  /// seq(float32) but gets a tensor"). Thread-safe like run(); memory-pattern arenas as for run().
   std::vector<AnyValue> run_any(const std::map<std::string, AnyValue>& feeds) const;
 
   /// Per-node timings of the most recent run on this thread (empty unless profiling).

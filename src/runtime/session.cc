@@ -227,8 +227,10 @@ void copy_out(const std::shared_ptr<BufferPool>& pool, bool constant, AnyValue& 
     copy_out(pool, constant, t);
     v = AnyValue(std::move(t));
   } else if (v.is_sequence()) {
+    // Every element is copied: an element may share a constant's storage (SequenceConstruct of an
+    // initializer), which the caller must not be able to modify.
     std::vector<Tensor> items = v.sequence().items();
-    for (Tensor& t : items) copy_out(pool, false, t);
+    for (Tensor& t : items) copy_out(pool, true, t);
     v = AnyValue(Sequence(v.sequence().elem_type(), std::move(items)));
   }
 }

@@ -151,7 +151,22 @@ TEST(Sequence, ConstructNeedsOneElementType) {
   auto out = run_any(b.load(), {{"a", f32({1}, {5})}, {"c", f32({2}, {6, 7})}});
   ASSERT_EQ(out[0].sequence().size(), 3u);
   EXPECT_EQ(floats_of(out[0].sequence().at(1)), (std::vector<float>{6, 7}));
-  EXPECT_EQ(out[0].sequence().at(0).data(), out[0].sequence().at(2).data());  // shared, not copied
+  EXPECT_EQ(floats_of(out[0].sequence().at(2)), (std::vector<float>{5}));
+}
+
+TEST(Sequence, ReturnedElementsAreTheCallersToModify) {
+  // An element that is a constant of the model comes back as a copy: changing it changes no later run.
+  ModelBuilder b(17);
+  b.initializer("w", f32({2}, {1, 2}));
+  b.node("SequenceConstruct", {"w"}, {"s"}, "", "make");
+  b.output("s");
+  Session s(b.load());
+  for (int rep = 0; rep < 2; ++rep) {
+    auto out = s.run_any({});
+    Tensor e = out[0].sequence().at(0);
+    EXPECT_EQ(floats_of(e), (std::vector<float>{1, 2})) << rep;
+    e.data_as<float>()[0] = 100;
+  }
 }
 
 // x -> SplitToSequence(axis, keepdims, split?) -> ConcatFromSequence(axis, new_axis) and the sequence.
