@@ -1,5 +1,6 @@
 """Sequence and optional values through the bindings (a list of arrays in and out; None for an
-empty optional) and the CLI `run` (.npz arrays NAME.0, NAME.1, ... for a sequence input)."""
+empty optional) and the CLI `run` (.npz arrays NAME.0, NAME.1, ... for a sequence input, output
+files and --ref arrays of the same names)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -86,5 +87,15 @@ def test_cli_run_reads_and_writes_sequences(tmp_path: Path) -> None:
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "parts.2.npy"), [2])
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "joined.npy"), [1, 1, 0])
     assert not (tmp_path / "out" / "same.npy").exists()
-    assert_error(cli("run", model, "--input", tmp_path / "in.npz", "--ref", tmp_path / "in.npz"),
+    ref = {"parts.0": [0], "parts.1": [1], "parts.2": [2], "joined": [1, 1, 0], "n": 2, "has": False}
+    np.savez(tmp_path / "ref.npz", **{k: np.array(v, np.float32 if k.startswith(("parts", "joined")) else None)
+                                      for k, v in ref.items()})
+    r = cli("run", model, "--input", tmp_path / "in.npz", "--ref", tmp_path / "ref.npz")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK: 6/6 outputs match the reference" in r.stdout
+    np.savez(tmp_path / "bad.npz", **{k: np.array(v, np.float32 if k.startswith(("parts", "joined")) else None)
+                                      for k, v in {**ref, "parts.3": [3], "same": [1]}.items()})
+    r = cli("run", model, "--input", tmp_path / "in.npz", "--ref", tmp_path / "bad.npz")
+    assert r.returncode == 1 and "has 'parts.3'" in r.stdout and "has 'same'" in r.stdout, r.stdout
+    assert_error(cli("run", model, "--input", tmp_path / "in.npz", "--labels", tmp_path / "in.npz"),
                  "not supported for models with sequence or optional values")
