@@ -145,6 +145,32 @@ TEST(Optional, IfBranchesReturnSequencesAndOptionals) {
   EXPECT_EQ(values_of<bool>(out[1].tensor()), std::vector<bool>{false});
 }
 
+TEST(Optional, UntypedBranchesMayReturnSequences) {
+  // Opset 18: ONNX's shape inference (opset 17 here) leaves the values untyped; the kinds are the run's.
+  auto branch = [](bool then) {
+    onnx::GraphProto g;
+    g.set_name(then ? "then" : "else");
+    auto* n = g.add_node();
+    n->set_op_type(then ? "SequenceConstruct" : "SequenceEmpty");
+    if (then) n->add_input("x");
+    n->add_output("r");
+    g.add_output()->set_name("r");
+    return g;
+  };
+  ModelBuilder b(18);
+  b.input("cond", DType::kBool, {}).input("x", DType::kFloat32, {2});
+  auto& n = b.node("If", {"cond"}, {"r"}, "", "if");
+  attr_graph(n, "then_branch", branch(true));
+  attr_graph(n, "else_branch", branch(false));
+  b.node("SequenceLength", {"r"}, {"len"}, "", "len");
+  b.output("len");
+  Session s(b.load());
+  for (bool c : {true, false}) {
+    auto out = s.run({{"cond", tensor_of<bool>({}, {c})}, {"x", f32({2}, {1, 2})}});
+    EXPECT_EQ(values_of<int64_t>(out[0]), std::vector<int64_t>{c ? 1 : 0});
+  }
+}
+
 // Loop(M): carried seq; each iteration appends iteration_num (as float via Cast).
 Model loop_sequence_model() {
   onnx::GraphProto body;

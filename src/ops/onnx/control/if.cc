@@ -39,27 +39,20 @@ class IfKernel : public OpKernel {
     const bool value = known && *cond->data_as<uint8_t>() != 0;  // bool as a byte (any non-zero is true)
     if (!known || value) then_ = make_body_plan(init, "then_branch");
     if (!known || !value) else_ = make_body_plan(init, "else_branch");
-    // Sequence or optional outputs (or outputs the node declares so): values of any kind.
-    any_ = has_non_tensor_io(body_graph(init, "then_branch")) || has_non_tensor_io(body_graph(init, "else_branch"));
-    for (int o : init.node.outputs) any_ = any_ || (o >= 0 && !init.graph.values[o].is_tensor());
   }
 
   void run(KernelContext& ctx) const override {
     const bool take_then = scalar_truth(ctx, ctx.input(0), "the condition");
     const ExecutionPlan* plan = take_then ? then_.get() : else_.get();
     const char* attr = take_then ? "then_branch" : "else_branch";
-    if (any_) {
-      std::vector<AnyValue> outs = run_body_any(ctx, *plan, attr, {});
-      for (size_t i = 0; i < outs.size(); ++i) ctx.set_any_output(i, std::move(outs[i]));
-      return;
-    }
-    std::vector<Tensor> outs = run_body(ctx, *plan, attr, {});
-    for (size_t i = 0; i < outs.size(); ++i) ctx.set_output(i, std::move(outs[i]));
+    // Values of any kind: a branch may return a sequence or an optional even where no type says so
+    // (files of opsets newer than the ONNX library's shape inference carry no inferred types).
+    std::vector<AnyValue> outs = run_body_any(ctx, *plan, attr, {});
+    for (size_t i = 0; i < outs.size(); ++i) ctx.set_any_output(i, std::move(outs[i]));
   }
 
  private:
   std::shared_ptr<const ExecutionPlan> then_, else_;
-  bool any_ = false;
 };
 
 }  // namespace

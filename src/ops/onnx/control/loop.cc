@@ -48,7 +48,10 @@ class LoopKernel : public OpKernel {
       trips = std::max<int64_t>(0, *m.data_as<int64_t>());
     }
     bool cond = ctx.has_input(1) ? scalar_truth(ctx, ctx.input(1), "the condition") : true;
-    if (any_) return run_any(ctx, trips, cond);
+    bool any = any_;  // a carried sequence or none the types did not announce
+    for (size_t i = 0; i < carried_ && !any; ++i)
+      any = !ctx.input_tensor_defined(2 + i) && ctx.any_input(2 + i).defined();
+    if (any) return run_any(ctx, trips, cond);
     std::vector<Tensor> carried;
     for (size_t i = 0; i < carried_; ++i) carried.push_back(ctx.input(2 + i));
     std::vector<std::vector<Tensor>> scanned(scans_);
