@@ -4,8 +4,9 @@
 // built once, in the kernel factory. There is no separate oracle and optimised kernel: the work is
 // in the bodies, which are ordinary graphs; the kernels only bind values and copy slices.
 //
-// Sequences and optionals: a body whose inputs or outputs are sequences or optionals runs with
-// ExecutionPlan::run_any (If branches returning them, Loop-carried sequences or optionals).
+// Sequences and optionals: If branches run with ExecutionPlan::run_any (a branch may return a
+// sequence or an optional, typed or not); a Loop body does when its types or its carried values at
+// run time include a sequence or an optional.
 // If (opsets 1-21): input `cond` (bool, one element); attributes then_branch, else_branch (graphs
 //   without inputs, as many outputs as the node). The chosen branch's outputs become the node's; they
 //   may differ in shape between branches, not in element type (where the file declares both: an
