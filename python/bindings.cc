@@ -1,4 +1,5 @@
 // pybind11 bindings: pointrt._pointrt.Session(path).run({name: ndarray}) -> {name: ndarray}.
+// Sequence values are lists of arrays and an empty optional is None, in and out.
 // Inputs are passed to the runtime without copies when they are aligned, C-contiguous arrays
 // of the right dtype in native byte order; any other layout or byte order is converted first
 // (never misread), and values that are no numeric array (None, str, object arrays) are refused
@@ -107,15 +108,73 @@ py::object shape_list(const ValueInfo& v) {
   return std::move(dims);
 }
 
+// dtype and shape are the tensor's, or a sequence's elements'; kind is "tensor", "sequence" or
+// "optional"; type is ValueInfo::type_string() ("seq(float32)", "optional(float32 [2])").
 struct PyValueInfo {
   std::string name;
   py::object dtype, shape;
+  std::string kind, type;
 };
 
 std::vector<PyValueInfo> value_infos(const std::vector<ValueInfo>& vs) {
   std::vector<PyValueInfo> r;
-  for (const auto& v : vs) r.push_back({v.name, numpy_dtype_or_none(v.dtype), shape_list(v)});
+  for (const auto& v : vs)
+    r.push_back({v.name, numpy_dtype_or_none(v.dtype), shape_list(v),
+                 v.optional   ? "optional"
+                 : v.sequence ? "sequence"
+                              : "tensor",
+                 v.type_string()});
   return r;
+}
+
+bool has_non_tensor_io(const Session& s) {
+  for (const auto* list : {&s.inputs(), &s.outputs()})
+    for (const auto& v : *list)
+      if (!v.is_tensor()) return true;
+  return false;
+}
+
+// A fed array as a borrowed tensor (the array kept alive in `keep`), its non-finite values checked.
+Tensor wrap_feed(const std::string& name, const py::handle& value, std::vector<py::array>& keep,
+                 NonfinitePolicy policy) {
+  py::array a = feed_array(name, value);
+  keep.push_back(a);
+  Shape s(a.shape(), a.shape() + a.ndim());
+  Tensor t = Tensor::wrap(dtype_from_numpy(a.dtype(), name), s, const_cast<void*>(a.data()));
+  std::string warning = check_nonfinite(policy, name, "", t);
+  if (!warning.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 2);
+  return t;
+}
+
+// A feed for a sequence or optional input: a list (or tuple) of arrays for a sequence, None for an
+// empty optional, an array for a tensor.
+AnyValue any_feed(const ValueInfo& v, const py::handle& value, std::vector<py::array>& keep, NonfinitePolicy policy) {
+  if (value.is_none()) {
+    if (!v.optional) throw Error("input '" + v.name + "' is None, but it is declared " + v.type_string());
+    return AnyValue::none();
+  }
+  if (!v.sequence) return wrap_feed(v.name, value, keep, policy);
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw Error("input '" + v.name + "' is declared " + v.type_string() + ": feed a list of arrays, got " +
+                type_name(value));
+  std::vector<Tensor> items;
+  for (auto item : value)
+    items.push_back(wrap_feed(v.name + "[" + std::to_string(items.size()) + "]", item, keep, policy));
+  // The elements' own type (the session names the input when it is not the declared one).
+  const DType t = !items.empty() ? items[0].dtype() : v.dtype != DType::kUndefined ? v.dtype : DType::kFloat32;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].dtype() != t)
+      throw Error("input '" + v.name + "': element " + std::to_string(i) + " is " + dtype_name(items[i].dtype()) +
+                  " but element 0 is " + dtype_name(t) + " (a sequence holds one element type)");
+  return Sequence(t, std::move(items));
+}
+
+py::object from_any(const AnyValue& v) {
+  if (v.is_tensor()) return to_numpy(v.tensor());
+  if (v.is_none()) return py::none();
+  py::list items;
+  for (const Tensor& t : v.sequence().items()) items.append(to_numpy(t));
+  return std::move(items);
 }
 
 // A str or os.PathLike argument.
@@ -197,6 +256,7 @@ class PySession {
     if (!py::isinstance<py::dict>(feeds))
       throw Error("Session.run: feeds must be a dict {input name: array}, got " + type_name(feeds));
     NonfinitePolicy policy = parse_nonfinite_policy(nonfinite, "Session.run(nonfinite=...)");
+    if (has_non_tensor_io(*session_)) return run_any(feeds.cast<py::dict>(), policy, on_value);
     std::map<std::string, Tensor> inputs;
     std::vector<py::array> keep_alive;
     for (auto item : feeds.cast<py::dict>()) {
@@ -233,6 +293,35 @@ class PySession {
   std::vector<std::string> plan() const { return session_->execution_plan(); }
 
  private:
+  // Session.run for models with sequence or optional inputs/outputs: lists and None in and out.
+  py::dict run_any(const py::dict& feeds, NonfinitePolicy policy, const py::object& on_value) const {
+    if (!on_value.is_none())
+      throw Error("Session.run: on_value is not supported for models with sequences or optionals");
+    std::map<std::string, AnyValue> inputs;
+    std::vector<py::array> keep_alive;
+    for (auto item : feeds) {
+      if (!py::isinstance<py::str>(item.first))
+        throw Error("Session.run: feed keys must be input names (str), got " + type_name(item.first));
+      const std::string name = item.first.cast<std::string>();
+      const ValueInfo* info = nullptr;
+      for (const auto& v : session_->inputs())
+        if (v.name == name) info = &v;
+      if (!info) {
+        inputs[name] = Tensor();  // the session names the unknown input
+        continue;
+      }
+      inputs[name] = any_feed(*info, item.second, keep_alive, policy);
+    }
+    std::vector<AnyValue> outs;
+    {
+      py::gil_scoped_release release;
+      outs = session_->run_any(inputs);
+    }
+    py::dict result;
+    for (size_t i = 0; i < outs.size(); ++i) result[py::str(session_->outputs()[i].name)] = from_any(outs[i]);
+    return result;
+  }
+
   std::unique_ptr<Session> session_;
 };
 
@@ -258,10 +347,12 @@ PYBIND11_MODULE(_pointrt, m) {
       .def_readonly("name", &PyValueInfo::name)
       .def_readonly("dtype", &PyValueInfo::dtype)
       .def_readonly("shape", &PyValueInfo::shape)
+      .def_readonly("kind", &PyValueInfo::kind)
+      .def_readonly("type", &PyValueInfo::type)
       .def("__repr__", [](const PyValueInfo& v) {
         return "ValueInfo(name=" + py::repr(py::str(v.name)).cast<std::string>() +
                ", dtype=" + py::repr(v.dtype).cast<std::string>() + ", shape=" + py::repr(v.shape).cast<std::string>() +
-               ")";
+               (v.kind == "tensor" ? std::string() : ", type=" + py::repr(py::str(v.type)).cast<std::string>()) + ")";
       });
   py::class_<PySession>(m, "Session")
       .def(py::init<const py::object&, const py::object&, bool, const py::object&, const py::object&,
@@ -282,7 +373,9 @@ PYBIND11_MODULE(_pointrt, m) {
            "Run with {name: array}; returns {name: ndarray}. Arrays of any layout and byte order are converted; "
            "nonfinite: 'error', 'warn' (a RuntimeWarning) or 'allow' NaN/Inf in float inputs. on_value(name, "
            "ndarray) is called for each observed value as it is computed (a read-only view, valid during the "
-           "call); it returns None, or an array of the same dtype and shape that later nodes read instead.")
+           "call); it returns None, or an array of the same dtype and shape that later nodes read instead. "
+           "Sequence inputs and outputs are lists of arrays (a tuple is taken too), an empty optional is None "
+           "(ValueInfo.kind says 'tensor', 'sequence' or 'optional'; on_value is for tensor models only).")
       .def("execution_plan", &PySession::plan);
   m.def("supported_ops", [] {
     std::vector<std::tuple<std::string, std::string, int, int>> r;

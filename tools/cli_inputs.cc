@@ -3,6 +3,7 @@
 #include <iostream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "core/checked_size.h"
 #include "core/common.h"
@@ -188,6 +189,74 @@ std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, c
   std::mt19937 rng(options.seed);
   for (const auto& v : inputs)
     if (!feeds.count(v.name)) feeds[v.name] = random_feed(v, dims, options, rng, log);
+  return feeds;
+}
+
+namespace {
+
+// The arrays of the --input .npz files (later files win).
+std::map<std::string, Tensor> npz_arrays(const InputOptions& options) {
+  std::map<std::string, Tensor> arrays;
+  for (const auto& spec : options.inputs)
+    if (spec.find('=') == std::string::npos && ends_with(spec, ".npz"))
+      for (auto& [k, t] : read_npz(spec)) arrays[k] = t;
+  return arrays;
+}
+
+// NAME.0, NAME.1, ... as a sequence of the declared element type; `found` says whether any was.
+Sequence sequence_from_arrays(const ValueInfo& v, const std::map<std::string, Tensor>& arrays, bool& found) {
+  std::vector<Tensor> items;
+  for (size_t i = 0;; ++i) {
+    auto it = arrays.find(v.name + "." + std::to_string(i));
+    if (it == arrays.end()) break;
+    items.push_back(it->second);
+  }
+  found = !items.empty();
+  const DType t = v.dtype != DType::kUndefined ? v.dtype : items.empty() ? DType::kFloat32 : items[0].dtype();
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].dtype() != t)
+      fail("--input: array '", v.name, ".", i, "' is ", dtype_name(items[i].dtype()), " but input '", v.name,
+           "' is declared ", v.type_string());
+  return Sequence(t, std::move(items));
+}
+
+}  // namespace
+
+std::map<std::string, AnyValue> make_any_feeds(const std::vector<ValueInfo>& inputs, const InputOptions& options,
+                                               std::ostream& log) {
+  std::vector<ValueInfo> tensors;
+  std::vector<const ValueInfo*> others;
+  for (const auto& v : inputs) {
+    if (v.is_tensor())
+      tensors.push_back(v);
+    else
+      others.push_back(&v);
+  }
+  // make_feeds sees the tensor inputs only: its warnings about the other inputs' arrays are dropped.
+  std::ostringstream tensor_log;
+  std::map<std::string, AnyValue> feeds;
+  for (auto& [name, t] : make_feeds(tensors, options, tensor_log)) feeds[name] = t;
+  std::istringstream lines(tensor_log.str());
+  for (std::string line; std::getline(lines, line);) {
+    bool theirs = false;
+    for (const ValueInfo* v : others)
+      theirs |=
+          line.find("array '" + v->name) != std::string::npos && line.find("not a model input") != std::string::npos;
+    if (!theirs) log << line << "\n";
+  }
+  const std::map<std::string, Tensor> arrays = npz_arrays(options);
+  for (const ValueInfo* v : others) {
+    bool found = false;
+    Sequence seq = v->sequence ? sequence_from_arrays(*v, arrays, found) : Sequence();
+    auto whole = arrays.find(v->name);
+    if (v->sequence && (found || !v->optional))
+      feeds[v->name] = seq;
+    else if (!v->sequence && whole != arrays.end())
+      feeds[v->name] = whole->second;
+    else
+      feeds[v->name] = AnyValue::none();
+    log << "note: input '" << v->name << "' (" << v->type_string() << "): " << feeds[v->name].describe() << "\n";
+  }
   return feeds;
 }
 

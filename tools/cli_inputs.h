@@ -35,4 +35,11 @@ void add_input_flags(CLI::App* app, InputOptions& options);
 std::map<std::string, Tensor> make_feeds(const std::vector<ValueInfo>& inputs, const InputOptions& options,
                                          std::ostream& log);
 
+/// Feeds for a model whose inputs include sequences or optionals (ValueInfo::sequence/optional).
+/// Tensor inputs as make_feeds gives them. A sequence input NAME takes the arrays NAME.0, NAME.1, ...
+/// of the --input .npz files (consecutive from 0; none: an empty sequence); an optional tensor input
+/// takes the array NAME, an optional sequence NAME.0, ...; neither given: an empty optional.
+std::map<std::string, AnyValue> make_any_feeds(const std::vector<ValueInfo>& inputs, const InputOptions& options,
+                                               std::ostream& log);
+
 }  // namespace pointrt

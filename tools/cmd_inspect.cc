@@ -25,7 +25,10 @@ nlohmann::json value_json(const ValueInfo& v) {
     for (const Dim& d : v.shape)
       shape.push_back(d.is_fixed() ? nlohmann::json(d.value) : nlohmann::json(d.symbol.empty() ? "?" : d.symbol));
   }
-  return {{"name", v.name}, {"dtype", dtype_name(v.dtype)}, {"shape", shape}};
+  nlohmann::json j = {{"name", v.name}, {"dtype", dtype_name(v.dtype)}, {"shape", shape}};
+  // Sequences and optionals: dtype and shape are the tensor's or the elements'.
+  if (!v.is_tensor()) j.update({{"kind", v.optional ? "optional" : "sequence"}, {"type", v.type_string()}});
+  return j;
 }
 
 // Numerics a deployed model rarely means, and settings users compare with PyTorch by hand.

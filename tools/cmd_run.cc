@@ -9,6 +9,7 @@
 #include "core/common.h"
 #include "core/file_io.h"
 #include "io/npy.h"
+#include "io/reference_file.h"
 #include "io/tensor_compare.h"
 #include "tools/cli_inputs.h"
 #include "tools/cli_options.h"
@@ -67,6 +68,97 @@ nlohmann::json print_top_classes(const Tensor& logits, const std::string& labels
   return j;
 }
 
+bool has_non_tensor_io(const Session& s) {
+  for (const auto* list : {&s.inputs(), &s.outputs()})
+    for (const auto& v : *list)
+      if (!v.is_tensor()) return true;
+  return false;
+}
+
+// --ref for sequence outputs: element k of output NAME is compared with the array NAME.k, tensors
+// with NAME; a reference with more elements than the output, or an array for an empty optional,
+// counts as a difference. Returns the number of differing outputs or elements.
+int compare_any_outputs(const std::vector<std::string>& names, const std::vector<AnyValue>& outputs,
+                        const std::string& ref, const CompareOptions& compare) {
+  std::vector<std::string> flat_names;
+  std::vector<Tensor> flat;
+  int extra = 0;
+  const std::map<std::string, Tensor> refs = read_reference_file(ref);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const AnyValue& v = outputs[i];
+    const size_t n = v.is_sequence() ? v.sequence().size() : 0;
+    for (size_t k = 0; k < n; ++k) {
+      flat_names.push_back(names[i] + "." + std::to_string(k));
+      flat.push_back(v.sequence().at(k));
+    }
+    if (v.is_tensor()) {
+      flat_names.push_back(names[i]);
+      flat.push_back(v.tensor());
+    }
+    const std::string beyond = v.is_sequence() ? names[i] + "." + std::to_string(n) : names[i];
+    if (!v.is_tensor() && refs.count(beyond)) {
+      std::cout << "output " << names[i] << ": " << v.describe() << ", but " << ref << " has '" << beyond << "'\n";
+      ++extra;
+    }
+  }
+  return report_against_reference(flat_names, flat, ref, compare) + extra;
+}
+
+// A model with sequence or optional inputs/outputs: feeds from make_any_feeds, one run with
+// run_any; a sequence output is printed element by element and written as NAME.0.npy, NAME.1.npy,
+// ...; an empty optional is printed as none and writes nothing. --labels and the pipeline flags
+// are for tensor models only.
+int run_any_model(const RunFlags& f, const Session& session, Output& out, const InputOptions& in,
+                  const CompareOptions& compare) {
+  if (!f.labels.empty() || f.pipeline.enabled())
+    fail("--labels, --eval and --render are not supported for models with sequence or optional values");
+  std::ostream& os = out.text();
+  auto feeds = make_any_feeds(session.inputs(), in, std::cerr);
+  auto t0 = std::chrono::steady_clock::now();
+  auto outputs = session.run_any(feeds);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  os << "ran " << f.model.path << " in " << std::fixed << std::setprecision(2) << ms << " ms\n";
+  nlohmann::json j = {{"model", f.model.path}, {"run_ms", ms}, {"outputs", nlohmann::json::array()}};
+  if (!f.output_dir.empty()) std::filesystem::create_directories(f.output_dir);
+  size_t files = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = session.outputs()[i].name;
+    const AnyValue& v = outputs[i];
+    nlohmann::json o = {{"name", name}, {"type", session.outputs()[i].type_string()}};
+    std::vector<std::pair<std::string, Tensor>> parts;  // (file suffix, tensor)
+    if (v.is_tensor()) parts.emplace_back("", v.tensor());
+    if (v.is_sequence())
+      for (size_t k = 0; k < v.sequence().size(); ++k) parts.emplace_back("." + std::to_string(k), v.sequence().at(k));
+    os << "output " << name << ": " << (v.is_tensor() ? summarize_tensor(v.tensor()) : v.describe()) << "\n";
+    o["kind"] = v.is_tensor() ? "tensor" : v.is_sequence() ? "sequence" : "none";
+    for (const auto& [suffix, t] : parts) {
+      if (v.is_sequence()) os << "  " << name << suffix << ": " << summarize_tensor(t) << "\n";
+      nlohmann::json e = {{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}, {"summary", summarize_tensor(t)}};
+      if (!f.output_dir.empty()) {
+        e["file"] = f.output_dir + "/" + safe_file_name(name + suffix) + ".npy";
+        write_npy(e["file"].get<std::string>(), t);
+        ++files;
+      }
+      if (v.is_tensor())
+        o.update(e);
+      else
+        o["elements"].push_back(e);
+    }
+    j["outputs"].push_back(o);
+  }
+  if (!f.output_dir.empty()) os << "wrote " << files << " file(s) to " << f.output_dir << "\n";
+  int mismatches = 0;
+  if (!f.ref.empty()) {
+    std::vector<std::string> names;
+    for (const auto& v : session.outputs()) names.push_back(v.name);
+    mismatches = compare_any_outputs(names, outputs, f.ref, compare);  // prints to stdout
+    j["ref_ok"] = mismatches == 0;
+    j["ref_mismatches"] = mismatches;
+  }
+  out.write_json(j);
+  return mismatches ? kExitCheckFailed : kExitOk;
+}
+
 int run(const RunFlags& f) {
   Output out(f.json);
   std::ostream& os = out.text();
@@ -75,12 +167,13 @@ int run(const RunFlags& f) {
   in.max_tensor_bytes = so.max_tensor_bytes;
   in.model = f.model.path;
   Session session(load_model(f.model), so);
-  auto feeds = make_feeds(session.inputs(), in, std::cerr);
   CompareOptions compare;
   compare.atol = f.atol;
   compare.rtol = f.rtol;
   compare.tolerance = parse_tolerance(f.tolerance);
   compare.any_float_reference = true;  // float64 references are compared in float64
+  if (has_non_tensor_io(session)) return run_any_model(f, session, out, in, compare);
+  auto feeds = make_feeds(session.inputs(), in, std::cerr);
   auto t0 = std::chrono::steady_clock::now();
   auto outputs = session.run(feeds);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -122,7 +215,11 @@ int run(const RunFlags& f) {
 
 Subcommand add_run_command(CLI::App& app) {
   auto* c = app.add_subcommand("run", "run a model once; inputs not given are random");
-  c->footer("Exit status: 0 success, 1 some output differs from --ref, 2 an error.");
+  c->footer(
+      "Sequence and optional inputs come from an --input .npz: a sequence NAME as the arrays NAME.0, NAME.1, ... "
+      "(none: empty), an optional as NAME (absent: an empty optional). Sequence outputs are written as "
+      "NAME.0.npy, NAME.1.npy, ... and compared with --ref arrays of those names.\n"
+      "Exit status: 0 success, 1 some output differs from --ref, 2 an error.");
   auto f = std::make_shared<RunFlags>();
   add_model_flags(c, f->model);
   add_input_flags(c, f->inputs);

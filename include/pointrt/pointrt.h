@@ -112,6 +112,55 @@ class Tensor {
   void* data_ = nullptr;
 };
 
+/// An ONNX sequence of tensors: immutable, cheap to copy (the elements are shared). Every element
+/// has elem_type(); shapes may differ. Elements are ordinary Tensor handles (wrap()ped feeds keep
+/// the borrowing rule of Tensor::wrap).
+class Sequence {
+ public:
+  Sequence() = default;
+  /// A sequence of `items`, each of element type `elem_type` (Error naming the first that is not).
+  Sequence(DType elem_type, std::vector<Tensor> items);
+  DType elem_type() const { return elem_type_; }
+  size_t size() const { return items_ ? items_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  /// Element i (Error when out of range).
+  const Tensor& at(size_t i) const;
+  /// The elements; empty for an empty sequence.
+  const std::vector<Tensor>& items() const;
+
+ private:
+  DType elem_type_ = DType::kUndefined;
+  std::shared_ptr<const std::vector<Tensor>> items_;
+};
+
+/// A value of any kind a graph input or output may have: a tensor, a sequence of tensors, or an
+/// empty optional ("none"). An optional that holds something is simply that tensor or sequence.
+/// A default-constructed AnyValue is undefined (nothing at all, like a default Tensor).
+class AnyValue {
+ public:
+  enum class Kind : int32_t { kUndefined, kTensor, kSequence, kNone };
+  AnyValue() = default;
+  AnyValue(Tensor t);    // NOLINT(google-explicit-constructor): a tensor is a value
+  AnyValue(Sequence s);  // NOLINT(google-explicit-constructor): so is a sequence
+  /// An empty optional.
+  static AnyValue none();
+  Kind kind() const { return kind_; }
+  bool defined() const { return kind_ != Kind::kUndefined; }
+  bool is_tensor() const { return kind_ == Kind::kTensor; }
+  bool is_sequence() const { return kind_ == Kind::kSequence; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  /// The tensor / the sequence; Error saying what it holds instead.
+  const Tensor& tensor() const;
+  const Sequence& sequence() const;
+  /// "tensor float32 [2, 3]", "sequence of 3 int64", "none", "undefined".
+  std::string describe() const;
+
+ private:
+  Kind kind_ = Kind::kUndefined;
+  Tensor tensor_;
+  Sequence sequence_;
+};
+
 /// One dimension of a declared shape: a fixed size, or a symbol ("N", "batch") or unknown.
 struct Dim {
   int64_t value = -1;  // >= 0 when fixed
@@ -124,8 +173,14 @@ struct ValueInfo {
   std::string name;
   DType dtype = DType::kUndefined;
   bool has_shape = false;  // false when the model gives no shape at all
-  std::vector<Dim> shape;
-  std::string to_string() const;  // "points: float32 [1, N, 3]"
+  std::vector<Dim> shape;  // of the tensor, or of each element of a sequence
+  bool sequence = false;   // a sequence of tensors of element type `dtype`: seq(float32)
+  bool optional = false;   // an optional of that tensor or sequence: optional(seq(float32))
+  bool is_tensor() const { return !sequence && !optional; }
+  /// "points: float32 [1, N, 3]", "boxes: seq(float32 [?, 4])", "mask: optional(bool [3])".
+  std::string to_string() const;
+  /// The type alone: "float32 [1, N, 3]", "seq(float32)".
+  std::string type_string() const;
 };
 
 struct SessionOptions {
@@ -236,6 +291,15 @@ class Session {
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const RunHooks& hooks) const;
   /// Same, writing into caller-provided output tensors (dtype and shape must match the result).
   void run(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs_into) const;
+  /// Run with feeds of any kind (tensors, sequences, empty optionals), for models whose inputs or
+  /// outputs are sequences or optionals (ValueInfo::sequence / optional); works for plain tensor
+  /// models too. A sequence feed's elements are used without copying; a returned sequence's
+  /// elements are the caller's (copies where they would share the session's constants or a feed,
+  /// as for tensor outputs). An optional input takes a tensor, a sequence or
+  /// AnyValue::none(); an optional output left empty by the model comes back as none(). Throws
+  /// Error naming the input on a missing feed or one of the wrong kind ("input 's' is declared
+  /// seq(float32) but gets a tensor"). Thread-safe like run(); memory-pattern arenas as for run().
+  std::vector<AnyValue> run_any(const std::map<std::string, AnyValue>& feeds) const;
 
   /// Per-node timings of the most recent run on this thread (empty unless profiling).
   std::vector<NodeProfile> last_profile() const;

@@ -78,24 +78,6 @@ size_t Tensor::nbytes() const {
   return bytes;
 }
 
-std::string ValueInfo::to_string() const {
-  std::ostringstream os;
-  os << name << ": " << dtype_name(dtype) << " ";
-  if (!has_shape) return os.str() + "(shape unknown)";
-  os << "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) os << ", ";
-    if (shape[i].is_fixed())
-      os << shape[i].value;
-    else if (!shape[i].symbol.empty())
-      os << shape[i].symbol;
-    else
-      os << "?";
-  }
-  os << "]";
-  return os.str();
-}
-
 namespace {
 // 64-byte aligned storage so SIMD kernels and oneDNN get aligned rows.
 std::shared_ptr<void> aligned_storage(size_t bytes, DType dtype, const Shape& shape) {

@@ -123,3 +123,20 @@ std::vector<std::string> outer_scope_names(const Graph& g) {
 }
 
 }  // namespace pointrt
+
+namespace pointrt {
+
+ValueInfo value_info_of(const Value& v) {
+  ValueInfo vi;
+  vi.name = v.name;
+  vi.dtype = v.dtype;
+  vi.has_shape = v.has_shape;
+  vi.shape = v.shape;
+  vi.sequence = v.sequence;
+  vi.optional = v.optional;
+  return vi;
+}
+
+std::string value_type_string(const Value& v) { return value_info_of(v).type_string(); }
+
+}  // namespace pointrt

@@ -17,8 +17,7 @@ struct Graph;
 
 /// An ONNX attribute, decoded.
 struct Attribute {
-  // kType: a TYPE_PROTO attribute (Optional's `type`), kept undecoded until sequences and
-  // optionals are values of the IR.
+  // kType: a TYPE_PROTO attribute (Optional's `type`), decoded into `type` (kind, element type, shape).
   enum class Kind { kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors, kType };
   Kind kind = Kind::kInt;
   float f = 0;
@@ -29,6 +28,7 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
+  ValueInfo type;  // kType
 
   static Attribute make_int(int64_t v) {
     Attribute a;
@@ -85,12 +85,18 @@ class Attributes {
   const Attribute& require(const std::string& name, Attribute::Kind kind, const char* kind_name) const;
 };
 
-/// A graph edge.
+/// A graph edge: a tensor, or (ONNX's sequence and optional types) a sequence of tensors or an
+/// optional tensor/sequence. For those, dtype and shape describe the tensor or the elements.
+/// At run time a sequence or an empty optional is an AnyValue in the executor's side table
+/// (runtime/executor.h); an optional that holds a tensor is that tensor.
 struct Value {
   std::string name;
   DType dtype = DType::kUndefined;  // from the model or inference; undefined if unknown
   bool has_shape = false;
   std::vector<Dim> shape;
+  bool sequence = false;  // seq(dtype)
+  bool optional = false;  // optional(dtype) or, with `sequence`, optional(seq(dtype))
+  bool is_tensor() const { return !sequence && !optional; }
   std::optional<Tensor> constant;  // initializer or folded constant
   int producer = -1;               // node index, -1 for graph inputs / constants
 };
@@ -127,6 +133,11 @@ struct Graph {
   /// Remove nodes marked `removed` and recompute producers (values keep their ids).
   void compact();
 };
+
+/// The value's type as ValueInfo::type_string() writes it: "float32 [2, N]", "seq(int64)".
+std::string value_type_string(const Value& v);
+/// The ValueInfo of a value (name, type, kind).
+ValueInfo value_info_of(const Value& v);
 
 /// Values of `g` that node `n` reads: its inputs and, for a node with subgraphs (graph
 /// attributes: If/Loop/Scan bodies), the values of `g` those subgraphs read from the enclosing

@@ -12,18 +12,36 @@ namespace pointrt {
 
 namespace {
 
-void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
-  if (!vi.has_type() || !vi.type().has_tensor_type()) return;
-  const auto& tt = vi.type().tensor_type();
-  if (tt.elem_type() != 0) {
+// The tensor type under sequence/optional wrappers, marking the wrappers on `info`; null when the
+// type is none of these (a map, a sparse tensor) or nests deeper than optional(seq(tensor)).
+const onnx::TypeProto_Tensor* unwrap_type(const onnx::TypeProto& t, ValueInfo& info) {
+  if (t.has_tensor_type()) return &t.tensor_type();
+  if (t.has_sequence_type() && !info.sequence && t.sequence_type().has_elem_type()) {
+    info.sequence = true;
+    return unwrap_type(t.sequence_type().elem_type(), info);
+  }
+  if (t.has_optional_type() && !info.optional && !info.sequence && t.optional_type().has_elem_type()) {
+    info.optional = true;
+    return unwrap_type(t.optional_type().elem_type(), info);
+  }
+  return nullptr;
+}
+
+void fill_type(const onnx::TypeProto& type, const std::string& name, ValueInfo& v) {
+  ValueInfo kind;
+  const onnx::TypeProto_Tensor* tt = unwrap_type(type, kind);
+  if (!tt) return;
+  v.sequence = kind.sequence;
+  v.optional = kind.optional;
+  if (tt->elem_type() != 0) {
     try {
-      v.dtype = dtype_from_onnx_code(tt.elem_type(), "value '" + vi.name() + "'");
+      v.dtype = dtype_from_onnx_code(tt->elem_type(), "value '" + name + "'");
     } catch (const Error&) {}
   }
-  if (tt.has_shape()) {
+  if (tt->has_shape()) {
     v.has_shape = true;
     v.shape.clear();
-    for (const auto& d : tt.shape().dim()) {
+    for (const auto& d : tt->shape().dim()) {
       Dim dim;
       if (d.has_dim_value())
         dim.value = d.dim_value();
@@ -31,6 +49,19 @@ void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
         dim.symbol = d.dim_param();
       v.shape.push_back(dim);
     }
+  }
+}
+
+void fill_value_info(const onnx::ValueInfoProto& vi, Value& v) {
+  if (!vi.has_type()) return;
+  ValueInfo info = value_info_of(v);
+  fill_type(vi.type(), vi.name(), info);
+  v.dtype = info.dtype;
+  v.sequence = info.sequence;
+  v.optional = info.optional;
+  if (info.has_shape) {
+    v.has_shape = true;
+    v.shape = info.shape;
   }
 }
 
@@ -67,7 +98,10 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const ExternalDataRoo
       r.strings.assign(a.strings().begin(), a.strings().end());
       break;
     case onnx::AttributeProto::TENSORS: r.kind = Attribute::Kind::kTensors; break;
-    case onnx::AttributeProto::TYPE_PROTO: r.kind = Attribute::Kind::kType; break;
+    case onnx::AttributeProto::TYPE_PROTO:
+      r.kind = Attribute::Kind::kType;
+      fill_type(a.tp(), a.name(), r.type);
+      break;
     default:
       // Old files leave `type` unset; infer it from the populated field.
       if (a.has_f()) {

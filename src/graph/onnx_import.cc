@@ -236,15 +236,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   convert_graph(gp, g.opsets, roots, file, /*subgraph=*/false, g);
   check_outer_scopes(g, file);
 
-  auto info = [&](int id) {
-    const Value& v = g.values[id];
-    ValueInfo vi;
-    vi.name = v.name;
-    vi.dtype = v.dtype;
-    vi.has_shape = v.has_shape;
-    vi.shape = v.shape;
-    return vi;
-  };
+  auto info = [&](int id) { return value_info_of(g.values[id]); };
   for (int id : g.inputs) impl->inputs.push_back(info(id));
   for (int id : g.outputs) impl->outputs.push_back(info(id));
   return impl;

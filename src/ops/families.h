@@ -8,6 +8,7 @@ namespace pointrt {
 
 Family register_onnx_control();      // ops/onnx/control (If, Loop, Scan; its fold-if pass)
 Family register_onnx_elementwise();  // ops/onnx/elementwise
+Family register_onnx_sequence();     // ops/onnx/sequence (sequence and optional operators)
 Family register_onnx_tensor();       // ops/onnx/tensor
 Family register_onnx_reduce();       // ops/onnx/reduce
 Family register_onnx_nn();           // ops/onnx/nn (and its Conv+BatchNorm+Relu pass)
@@ -25,10 +26,11 @@ Family register_detect();            // ops/detect (CenterPointDecode, BoxNMS; t
 /// Every family, in registration order (the order of graph passes and importers).
 inline constexpr Family (*kFamilies[])() = {
     register_onnx_control,  // first: its fold-if pass inlines branches before the other families' fusions
-    register_onnx_elementwise, register_onnx_tensor, register_onnx_reduce,
+    register_onnx_elementwise, register_onnx_tensor,   register_onnx_reduce,
     register_onnx_quant,  // before nn: its QDQ pass must see the float Convs first
-    register_onnx_nn,          register_onnx_image,  register_onnx_rnn,    register_onnx_signal, register_onnx_strings,
-    register_onnx_training,    register_pointnet2,   register_sparse,      register_pose,        register_detect,
+    register_onnx_nn,          register_onnx_image,    register_onnx_rnn,      register_onnx_signal,
+    register_onnx_strings,     register_onnx_training, register_onnx_sequence, register_pointnet2,
+    register_sparse,           register_pose,          register_detect,
 };
 
 }  // namespace pointrt

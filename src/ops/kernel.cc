@@ -22,7 +22,29 @@ const std::vector<DType> kBoolOnly = {DType::kBool};
 
 const Tensor& KernelContext::input(size_t i) const {
   if (!has_input(i)) fail(where(), ": required input ", i, " is missing");
+  if (!inputs_[i]->defined() && i < other_inputs_.size() && other_inputs_[i])
+    fail(where(), ": ", input_name(i), " is ", other_inputs_[i]->describe(), ", but this operator takes a tensor");
   return *inputs_[i];
+}
+
+AnyValue KernelContext::any_input(size_t i) const {
+  if (i < other_inputs_.size() && other_inputs_[i]) return *other_inputs_[i];
+  if (!has_input(i)) return AnyValue();
+  return *inputs_[i];
+}
+
+const Sequence& KernelContext::sequence_input(size_t i) const {
+  if (i < other_inputs_.size() && other_inputs_[i] && other_inputs_[i]->is_sequence())
+    return other_inputs_[i]->sequence();
+  const AnyValue v = any_input(i);
+  fail(where(), ": ", input_name(i), " must be a sequence, got ", v.defined() ? v.describe() : "nothing");
+}
+
+void KernelContext::set_any_output(size_t i, AnyValue v) {
+  if (v.is_tensor()) return set_output(i, v.tensor());
+  std::vector<AnyValue>& outs = *other_outs();
+  if (outs.size() < outputs_.size()) outs.resize(outputs_.size());
+  outs.at(i) = std::move(v);
 }
 
 std::string KernelContext::input_name(size_t i) const {

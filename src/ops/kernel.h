@@ -97,7 +97,8 @@ class KernelContext {
   /// `graph` (the node's graph, optional) names values in messages.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs,
                 const RunContext& run, const Frame* frame, PhaseTimes* phases, const Graph* graph = nullptr,
-                const std::string* where = nullptr)
+                const std::string* where = nullptr, std::vector<const AnyValue*> other_inputs = {},
+                std::vector<AnyValue>* other_outputs = nullptr)
       : node_(node),
         inputs_(std::move(inputs)),
         outputs_(outputs),
@@ -105,7 +106,9 @@ class KernelContext {
         frame_(frame),
         phases_(phases),
         graph_(graph),
-        where_(where) {}
+        where_(where),
+        other_inputs_(std::move(other_inputs)),
+        other_outputs_(other_outputs) {}
   /// For tests and tools that run one kernel by hand.
   KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, Allocator& allocator,
                 RunCache& cache, PhaseTimes* phases = nullptr)
@@ -133,6 +136,23 @@ class KernelContext {
   const Tensor& input(size_t i) const;
   /// Name of input i in the graph (for messages).
   std::string input_name(size_t i) const;
+  /// Input i of any kind: a tensor, a sequence, or none (an empty optional); undefined when absent.
+  /// Tensors stay in input(); a sequence or none comes from the executor's side table.
+  AnyValue any_input(size_t i) const;
+  /// True when input i is a tensor (false for a sequence, none or an absent input).
+  bool input_tensor_defined(size_t i) const { return has_input(i) && inputs_[i]->defined(); }
+  /// Input i as a sequence; an Error naming the node and the input when it holds anything else.
+  const Sequence& sequence_input(size_t i) const;
+  /// Set output i to a value of any kind (a tensor goes where set_output puts it).
+  void set_any_output(size_t i, AnyValue v);
+  /// For the executor: the sequence/none inputs (one per input, null for tensors; empty when the
+  /// node reads none) and where sequence/none outputs go (resized to num_outputs() on first use).
+  void set_other_values(std::vector<const AnyValue*> inputs, std::vector<AnyValue>* outputs) {
+    other_inputs_ = std::move(inputs);
+    other_outputs_ = outputs;
+  }
+  /// The sequence/none outputs set so far (empty when none was).
+  const std::vector<AnyValue>& other_outputs() const { return *other_outs(); }
   /// "output i 'name'" (the name when the graph is known, see set_graph).
   std::string output_name(size_t i) const;
   /// The graph the node belongs to, for value names in messages (optional).
@@ -157,7 +177,8 @@ class KernelContext {
   /// an older operator version run the newer version's kernel on adapted inputs. Must not
   /// outlive this context.
   KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
-    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_, where_);
+    return KernelContext(node_, std::move(inputs), outputs_, *run_, frame_, phases_, graph_, where_, other_inputs_,
+                         other_outs());
   }
   /// True when the session profiles; kernels may then time their phases.
   bool profiling() const { return phases_ != nullptr; }
@@ -177,6 +198,10 @@ class KernelContext {
   const Graph* graph_ = nullptr;
   const std::string* where_ = nullptr;
   mutable std::string where_cache_;
+  std::vector<const AnyValue*> other_inputs_;       // empty unless an input is a sequence or none
+  std::vector<AnyValue>* other_outputs_ = nullptr;  // null: own_other_outputs_
+  mutable std::vector<AnyValue> own_other_outputs_;
+  std::vector<AnyValue>* other_outs() const { return other_outputs_ ? other_outputs_ : &own_other_outputs_; }
 };
 
 class OpKernel {

@@ -51,6 +51,9 @@ struct PlannedNode {
 
 /// The values of one execution of a plan: one slot per value of its graph, and the enclosing
 /// frame (null for a main graph). Kernels see it through KernelContext::frame().
+/// Sequences and empty optionals live in a side table, `others()`, sized on first use: a graph
+/// without them pays nothing, and tensor slots stay plain Tensors (a value is in exactly one of
+/// the two; an optional holding a tensor is a tensor slot).
 class Frame {
  public:
   Frame(const Graph& graph, const Frame* enclosing)
@@ -58,15 +61,25 @@ class Frame {
   /// The value named `name` in this frame or, failing that, in the enclosing frames; null when none
   /// defines it (or it is not computed yet / already freed).
   const Tensor* lookup(const std::string& name) const;
+  /// The same for a sequence or none value.
+  const AnyValue* lookup_other(const std::string& name) const;
   const Graph& graph() const { return graph_; }
   const Frame* enclosing() const { return enclosing_; }
   std::vector<Tensor>& slots() { return slots_; }
   const std::vector<Tensor>& slots() const { return slots_; }
+  /// Sequence/none values by value id: empty until one is stored, then one per value.
+  std::vector<AnyValue>& others() { return others_; }
+  const std::vector<AnyValue>& others() const { return others_; }
+  /// Stores a sequence/none value (sizing the side table).
+  void set_other(int id, AnyValue v);
+  /// Value `id` of any kind (undefined when not computed).
+  AnyValue any(int id) const;
 
  private:
   const Graph& graph_;
   const Frame* enclosing_;
   std::vector<Tensor> slots_;
+  std::vector<AnyValue> others_;
 };
 
 class ExecutionPlan {
@@ -87,8 +100,15 @@ class ExecutionPlan {
   /// (null for a main graph). Returns graph().outputs in order; a result may alias an input, a constant or an outer
   /// value (the caller copies where it must). Errors name the node; a graph output left undefined is one too.
   std::vector<Tensor> run(RunContext& rc, std::vector<Tensor> inputs, const Frame* enclosing = nullptr) const;
+  /// The same with values of any kind (sequences, empty optionals) in and out: for graphs whose
+  /// inputs or outputs are sequences or optionals (Loop/If bodies, Session::run_any). An input of
+  /// the wrong kind is an error naming the graph and the input.
+  std::vector<AnyValue> run_any(RunContext& rc, std::vector<AnyValue> inputs, const Frame* enclosing = nullptr) const;
 
  private:
+  void bind_inputs(Frame& frame, std::vector<AnyValue>& inputs) const;
+  void bind_common(Frame& frame, const Frame* enclosing) const;
+  void execute(RunContext& rc, Frame& frame) const;
   const Graph& graph_;
   std::string where_;
   std::vector<PlannedNode> nodes_;
@@ -99,9 +119,13 @@ class ExecutionPlan {
 /// and leaves its results in `outs` (one per node output). For the executor and constant folding.
 /// Whatever the kernel throws becomes an Error naming the node. `where`: the node's description,
 /// when the caller made it once already (the kernel's messages use it).
+/// `others`/`other_outs` (optional): the sequence/none values by value id (see Frame) and where the
+/// node's sequence/none outputs go (one per node output, undefined for tensors); without them a
+/// node that makes a sequence or none is an error.
 void run_node(const Graph& graph, const Node& node, const OpKernel& kernel, const std::vector<Tensor>& slots,
               std::vector<Tensor>& outs, RunContext& rc, const Frame* frame = nullptr, PhaseTimes* phases = nullptr,
-              const std::string* where = nullptr);
+              const std::string* where = nullptr, const std::vector<AnyValue>* others = nullptr,
+              std::vector<AnyValue>* other_outs = nullptr);
 
 /// The kernel of `node` from its table row; whatever the factory throws becomes an Error naming the node.
 std::unique_ptr<OpKernel> make_kernel(const OpEntry& entry, const Node& node, const Graph& graph,

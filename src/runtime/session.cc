@@ -78,9 +78,27 @@ void check_feed(const std::string& file, const Value& v, const Tensor& t, std::m
   }
 }
 
+// A feed of any kind against the declared input: the kind first, then as a tensor (each element
+// of a sequence is checked against the declared element type and shape).
+void check_feed(const std::string& file, const Value& v, const AnyValue& a, std::map<std::string, int64_t>& symbols) {
+  const bool ok = a.is_tensor() ? !v.sequence : a.is_sequence() ? v.sequence : a.is_none() && v.optional;
+  if (!ok) fail(file, ": input '", v.name, "' is declared ", value_type_string(v), " but gets ", a.describe());
+  if (a.is_tensor()) return check_feed(file, v, a.tensor(), symbols);
+  if (!a.is_sequence()) return;
+  const Sequence& seq = a.sequence();
+  if (v.dtype != DType::kUndefined && seq.elem_type() != v.dtype)
+    fail(file, ": input '", v.name, "' expects a sequence of ", dtype_name(v.dtype), ", got one of ",
+         dtype_name(seq.elem_type()));
+  for (const Tensor& t : seq.items()) {
+    std::map<std::string, int64_t> own;  // symbols may differ from element to element
+    check_feed(file, v, t, own);
+  }
+}
+
 // The feeds in the order of g.inputs; every input fed, no unknown name.
-std::vector<Tensor> bind_feeds(const Graph& g, const std::string& file, const std::map<std::string, Tensor>& feeds) {
-  std::vector<Tensor> bound;
+template <typename V>
+std::vector<V> bind_feeds(const Graph& g, const std::string& file, const std::map<std::string, V>& feeds) {
+  std::vector<V> bound;
   std::map<std::string, int64_t> symbols;
   for (int id : g.inputs) {
     const Value& v = g.values[id];
@@ -123,8 +141,8 @@ void prepare_session(detail::SessionImpl& s, const Model& model, const SessionOp
   return_free_heap_pages();
 }
 
-std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
-                                const RunHooks& hooks);
+template <typename V>
+std::vector<V> run_session(detail::SessionImpl& s, const std::map<std::string, V>& feeds, const RunHooks& hooks);
 
 }  // namespace
 
@@ -167,6 +185,10 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, con
   return with_error_context(impl_->path, [&] { return run_session(*impl_, feeds, hooks); });
 }
 
+std::vector<AnyValue> Session::run_any(const std::map<std::string, AnyValue>& feeds) const {
+  return with_error_context(impl_->path, [&] { return run_session(*impl_, feeds, RunHooks{}); });
+}
+
 namespace {
 
 // A copy in a pooled buffer: a fresh allocation of a large output would be a new mmap whose
@@ -178,11 +200,46 @@ Tensor copy_from_pool(const std::shared_ptr<BufferPool>& pool, const Tensor& t) 
   return c;
 }
 
-std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::string, Tensor>& feeds,
-                                const RunHooks& hooks) {
+// What run_session does differently for tensors and for values of any kind.
+void add_to_signature(InputSignature& sig, const Tensor& t) { sig.inputs.emplace_back(t.dtype(), t.shape()); }
+void add_to_signature(InputSignature& sig, const AnyValue& v) {
+  if (v.is_tensor()) return add_to_signature(sig, v.tensor());
+  // A sequence: its length, then its elements; none: a marker no tensor has.
+  const int64_t n = v.is_sequence() ? static_cast<int64_t>(v.sequence().size()) : -1;
+  sig.inputs.emplace_back(DType::kUndefined, Shape{n});
+  if (v.is_sequence())
+    for (const Tensor& t : v.sequence().items()) add_to_signature(sig, t);
+}
+
+std::vector<Tensor> run_plan(const ExecutionPlan& plan, RunContext& rc, std::vector<Tensor> in) {
+  return plan.run(rc, std::move(in));
+}
+std::vector<AnyValue> run_plan(const ExecutionPlan& plan, RunContext& rc, std::vector<AnyValue> in) {
+  return plan.run_any(rc, std::move(in));
+}
+
+void copy_out(const std::shared_ptr<BufferPool>& pool, bool constant, Tensor& t) {
+  if (constant || !t.owns_storage()) t = copy_from_pool(pool, t);
+}
+void copy_out(const std::shared_ptr<BufferPool>& pool, bool constant, AnyValue& v) {
+  if (v.is_tensor()) {
+    Tensor t = v.tensor();
+    copy_out(pool, constant, t);
+    v = AnyValue(std::move(t));
+  } else if (v.is_sequence()) {
+    // Every element is copied: an element may share a constant's storage (SequenceConstruct of an
+    // initializer), which the caller must not be able to modify.
+    std::vector<Tensor> items = v.sequence().items();
+    for (Tensor& t : items) copy_out(pool, true, t);
+    v = AnyValue(Sequence(v.sequence().elem_type(), std::move(items)));
+  }
+}
+
+template <typename V>
+std::vector<V> run_session(detail::SessionImpl& s, const std::map<std::string, V>& feeds, const RunHooks& hooks) {
   const Graph& g = s.graph;
   if (s.options.intra_op_threads > 0) omp_set_num_threads(s.options.intra_op_threads);
-  std::vector<Tensor> inputs = bind_feeds(g, s.path, feeds);
+  std::vector<V> inputs = bind_feeds(g, s.path, feeds);
 
   // Memory pattern: serve this run from an arena block planned for its input signature, or
   // record the run so that the next one with this signature can be.
@@ -193,7 +250,7 @@ std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::stri
   std::shared_ptr<AllocationRecorder> recorder;
   const int num_nodes = static_cast<int>(s.plan->nodes().size());
   if (s.options.memory_pattern && !hooks.on_value) {
-    for (const Tensor& t : inputs) sig.inputs.emplace_back(t.dtype(), t.shape());
+    for (const V& t : inputs) add_to_signature(sig, t);
     bool first_use = false;
     block = s.patterns.acquire(sig, &first_use);
     // From now on this signature's intermediates live in arena blocks: the pool's buffers from
@@ -219,15 +276,14 @@ std::vector<Tensor> run_session(detail::SessionImpl& s, const std::map<std::stri
     return replacement;
   };
   if (hooks.on_value) rc.set_value_hook(&observe);
-  std::vector<Tensor> result = s.plan->run(rc, std::move(inputs));
+  std::vector<V> result = run_plan(*s.plan, rc, std::move(inputs));
   cache.entries.clear();
   alloc.step()->store(num_nodes);  // releases from now on: escaped
   for (size_t i = 0; i < result.size(); ++i) {
     // An output that is a constant, or that views storage the session does not own (a fed
     // caller buffer, possibly through Reshape/Squeeze views), is returned as a copy: the caller
     // may modify it, and it must outlive the caller's buffer.
-    bool borrowed = g.values[g.outputs[i]].constant || !result[i].owns_storage();
-    if (borrowed) result[i] = copy_from_pool(s.pool, result[i]);
+    copy_out(s.pool, g.values[g.outputs[i]].constant.has_value(), result[i]);
   }
   if (s.options.profile) {
     std::lock_guard<std::mutex> lock(s.profile_mutex);

@@ -3,6 +3,8 @@
 //
 // A test is in scope when every node of its model is served by the operator table at the
 // model's opset and with the model's element types; the scope is derived from the table only.
+// Sequence and optional inputs/outputs (SequenceProto / OptionalProto test data, read by the kind
+// the model declares) run through Session::run_any and are compared element by element.
 // Exit status: 0 when every in-scope test passes (and at least --min-passed tests passed, so a
 // change that takes tests out of scope is noticed too), 1 otherwise.
 //
@@ -21,6 +23,8 @@
 #include "io/tensor_compare.h"
 #include "onnx/onnx_pb.h"
 #include "ops/kernel.h"
+// After onnx_pb.h, which defines ONNX_API: SequenceProto and OptionalProto (test data).
+#include "onnx/onnx-data.pb.h"
 
 namespace fs = std::filesystem;
 using namespace pointrt;
@@ -42,6 +46,52 @@ Tensor read_tensor_pb(const fs::path& p) {
   if (!proto.ParseFromString(bytes))
     fail(p.string(), ": not a TensorProto (sequence/optional test data is not supported)");
   return tensor_from_proto(proto, p.parent_path().string(), p.string());
+}
+
+// A sequence or optional value stored as SequenceProto / OptionalProto (sequence and optional
+// node tests); `info` says which the model declares.
+AnyValue sequence_from_proto(const onnx::SequenceProto& sp, DType declared, const fs::path& p) {
+  std::vector<Tensor> items;
+  for (const auto& t : sp.tensor_values()) items.push_back(tensor_from_proto(t, p.parent_path().string(), p.string()));
+  DType t = items.empty() ? declared : items[0].dtype();
+  if (t == DType::kUndefined) t = DType::kFloat32;
+  return Sequence(t, std::move(items));
+}
+
+AnyValue read_value_pb(const fs::path& p, const ValueInfo& info) {
+  if (info.is_tensor()) return read_tensor_pb(p);
+  std::string bytes = read_file(p);
+  if (info.optional) {
+    onnx::OptionalProto op;
+    if (!op.ParseFromString(bytes)) fail(p.string(), ": not an OptionalProto");
+    if (op.has_tensor_value()) return tensor_from_proto(op.tensor_value(), p.parent_path().string(), p.string());
+    if (op.has_sequence_value()) return sequence_from_proto(op.sequence_value(), info.dtype, p);
+    return AnyValue::none();
+  }
+  onnx::SequenceProto sp;
+  if (!sp.ParseFromString(bytes)) fail(p.string(), ": not a SequenceProto");
+  return sequence_from_proto(sp, info.dtype, p);
+}
+
+std::string pb_name(const fs::path& p, const ValueInfo* info) {
+  std::string bytes = read_file(p);
+  if (info && info->optional) {
+    onnx::OptionalProto op;
+    return op.ParseFromString(bytes) ? op.name() : "";
+  }
+  if (info && info->sequence) {
+    onnx::SequenceProto sp;
+    return sp.ParseFromString(bytes) ? sp.name() : "";
+  }
+  onnx::TensorProto tp;
+  return tp.ParseFromString(bytes) ? tp.name() : "";
+}
+
+bool has_non_tensor_io(const Session& s) {
+  for (const auto* list : {&s.inputs(), &s.outputs()})
+    for (const auto& v : *list)
+      if (!v.is_tensor()) return true;
+  return false;
 }
 
 // Why a graph is out of scope, or "" when every node (subgraphs included) is in the table.
@@ -66,7 +116,8 @@ std::string graph_scope_problem(const Graph& g) {
 std::string scope_problem(const Model& model) {
   if (std::string p = graph_scope_problem(model.impl()->graph); !p.empty()) return p;
   for (const auto& v : model.inputs())
-    if (v.dtype == DType::kUndefined) return "input '" + v.name + "' is not a tensor of a supported element type";
+    if (v.dtype == DType::kUndefined && v.is_tensor())
+      return "input '" + v.name + "' is not a tensor of a supported element type";
   return "";
 }
 
@@ -103,24 +154,25 @@ std::string contradiction(const ValueInfo& v, const Tensor& t) {
 
 // The feeds of one test_data_set_* folder; inputs are positional over the graph's declared
 // inputs (initializers excluded) unless the file names one.
-std::map<std::string, Tensor> load_feeds(const fs::path& set, const Session& session, std::string& bad_data) {
-  std::map<std::string, Tensor> feeds;
+std::map<std::string, AnyValue> load_feeds(const fs::path& set, const Session& session, std::string& bad_data) {
+  std::map<std::string, AnyValue> feeds;
   const auto& ins = session.inputs();
   for (size_t i = 0;; ++i) {
     fs::path p = set / ("input_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    onnx::TensorProto proto;
-    proto.ParseFromString(read_file(p));
-    std::string in_name = proto.name();
-    Tensor t = read_tensor_pb(p);
+    std::string in_name = pb_name(p, i < ins.size() ? &ins[i] : nullptr);
     if (in_name.empty() || std::none_of(ins.begin(), ins.end(), [&](auto& v) { return v.name == in_name; }))
       in_name = i < ins.size() ? ins[i].name : "";
     for (const auto& v : ins)
       if (v.name == in_name) {
-        t = as_declared(t, v.dtype);
-        if (bad_data.empty()) bad_data = contradiction(v, t);
+        AnyValue a = read_value_pb(p, v);
+        if (a.is_tensor()) {
+          Tensor t = as_declared(a.tensor(), v.dtype);
+          if (bad_data.empty() && v.is_tensor()) bad_data = contradiction(v, t);
+          a = t;
+        }
+        feeds[in_name] = a;
       }
-    if (!in_name.empty()) feeds[in_name] = t;
   }
   return feeds;
 }
@@ -136,28 +188,53 @@ bool uses_random_operator(const Model& model) {
   return false;
 }
 
+// One output against its reference: tensors as before, sequences element by element.
+std::string compare_value(const AnyValue& got, const AnyValue& want, const std::string& what, bool types_only) {
+  if (got.kind() != want.kind()) return str_cat(what, ": ", got.describe(), " but the reference is ", want.describe());
+  if (got.is_sequence()) {
+    const auto &g = got.sequence().items(), &w = want.sequence().items();
+    if (g.size() != w.size()) return str_cat(what, ": ", got.describe(), " but the reference is ", want.describe());
+    for (size_t i = 0; i < g.size(); ++i)
+      if (std::string d = compare_value(g[i], w[i], str_cat(what, " element ", i), types_only); !d.empty()) return d;
+    return "";
+  }
+  if (!got.is_tensor()) return "";
+  const Tensor& out = got.tensor();
+  Tensor ref = as_declared(want.tensor(), out.dtype());
+  if (types_only) {
+    if (ref.dtype() != out.dtype() || ref.shape() != out.shape())
+      return str_cat(what, ": ", dtype_name(out.dtype()), " ", shape_to_string(out.shape()), " but the reference is ",
+                     dtype_name(ref.dtype()), " ", shape_to_string(ref.shape()));
+    return "";
+  }
+  CompareResult c = compare_tensors(out, ref, 1e-7, 1e-3);
+  // ONNX's own runner uses rtol 1e-3, atol 1e-7; float reductions may need a looser atol.
+  if (!c.ok && !compare_tensors(out, ref, 1e-5, 1e-3).ok) return str_cat(what, ": ", c.message);
+  return "";
+}
+
 // Three runs: the first records the memory pattern, the second is served from a new arena
 // block, the third from a reused one; each must match. Returns "" or the first mismatch.
-std::string run_and_compare(const Session& session, const fs::path& set, const std::map<std::string, Tensor>& feeds,
+// Models with sequence or optional inputs/outputs run through Session::run_any.
+std::string run_and_compare(const Session& session, const fs::path& set, const std::map<std::string, AnyValue>& feeds,
                             bool types_only) {
+  const bool any = has_non_tensor_io(session);
+  std::map<std::string, Tensor> tensor_feeds;
+  if (!any)
+    for (const auto& [name, v] : feeds) tensor_feeds[name] = v.tensor();
   for (int rep = 0; rep < 3; ++rep) {
-    auto outs = session.run(feeds);
+    std::vector<AnyValue> outs;
+    if (any)
+      outs = session.run_any(feeds);
+    else
+      for (Tensor& t : session.run(tensor_feeds)) outs.emplace_back(std::move(t));
     for (size_t i = 0; i < outs.size(); ++i) {
       fs::path p = set / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(p)) continue;
-      Tensor ref = as_declared(read_tensor_pb(p), outs[i].dtype());
-      if (types_only) {
-        if (ref.dtype() != outs[i].dtype() || ref.shape() != outs[i].shape())
-          return str_cat(set.filename().string(), " output ", i, ": ", dtype_name(outs[i].dtype()), " ",
-                         shape_to_string(outs[i].shape()), " but the reference is ", dtype_name(ref.dtype()), " ",
-                         shape_to_string(ref.shape()));
-        continue;
-      }
-      CompareResult c = compare_tensors(outs[i], ref, 1e-7, 1e-3);
-      // ONNX's own runner uses rtol 1e-3, atol 1e-7; float reductions may need a looser atol.
-      if (!c.ok && !compare_tensors(outs[i], ref, 1e-5, 1e-3).ok)
-        return str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "", ": ",
-                       c.message);
+      const AnyValue ref = read_value_pb(p, session.outputs()[i]);
+      const std::string what =
+          str_cat(set.filename().string(), " output ", i, rep ? str_cat(" (run ", rep + 1, ")") : "");
+      if (std::string d = compare_value(outs[i], ref, what, types_only); !d.empty()) return d;
     }
   }
   return "";

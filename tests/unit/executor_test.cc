@@ -168,7 +168,7 @@ TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {
   EXPECT_EQ(r.families,
             (std::vector<std::string>{"onnx/control", "onnx/elementwise", "onnx/tensor", "onnx/reduce", "onnx/quant",
                                       "onnx/nn", "onnx/image", "onnx/rnn", "onnx/signal", "onnx/strings",
-                                      "onnx/training", "pointnet2", "sparse", "pose", "detect"}));
+                                      "onnx/training", "onnx/sequence", "pointnet2", "sparse", "pose", "detect"}));
   EXPECT_EQ(r.importers.size(), 1u);  // NVIDIA scn.onnx (sparse)
   ASSERT_EQ(r.passes.size(), 3u);
   EXPECT_EQ(r.passes[0].name, "fold-if");

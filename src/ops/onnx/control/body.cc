@@ -24,6 +24,20 @@ std::vector<Tensor> run_body(const KernelContext& ctx, const ExecutionPlan& plan
   return plan.run(body, std::move(inputs), ctx.frame());
 }
 
+std::vector<AnyValue> run_body_any(const KernelContext& ctx, const ExecutionPlan& plan, const std::string& attr,
+                                   std::vector<AnyValue> inputs) {
+  RunCache cache;
+  RunContext body = ctx.run_context().nested(cache, ctx.node().name + "/" + attr);
+  return plan.run_any(body, std::move(inputs), ctx.frame());
+}
+
+bool has_non_tensor_io(const Graph& g) {
+  for (const auto* ids : {&g.inputs, &g.outputs})
+    for (int id : *ids)
+      if (!g.values[id].is_tensor()) return true;
+  return false;
+}
+
 namespace {
 
 // Copies `count` elements of type `dtype` (strings element by element).

@@ -4,6 +4,9 @@
 // built once, in the kernel factory. There is no separate oracle and optimised kernel: the work is
 // in the bodies, which are ordinary graphs; the kernels only bind values and copy slices.
 //
+// Sequences and optionals: If branches run with ExecutionPlan::run_any (a branch may return a
+// sequence or an optional, typed or not); a Loop body does when its types or its carried values at
+// run time include a sequence or an optional.
 // If (opsets 1-21): input `cond` (bool, one element); attributes then_branch, else_branch (graphs
 //   without inputs, as many outputs as the node). The chosen branch's outputs become the node's; they
 //   may differ in shape between branches, not in element type (where the file declares both: an
@@ -53,6 +56,14 @@ std::shared_ptr<const ExecutionPlan> make_body_plan(const KernelInit& init, cons
 /// cache, profile rows scoped "<node>/<attr>/", the node's frame as the enclosing scope.
 std::vector<Tensor> run_body(const KernelContext& ctx, const ExecutionPlan& plan, const std::string& attr,
                              std::vector<Tensor> inputs);
+
+/// The same with values of any kind (a body taking or making sequences or optionals).
+std::vector<AnyValue> run_body_any(const KernelContext& ctx, const ExecutionPlan& plan, const std::string& attr,
+                                   std::vector<AnyValue> inputs);
+
+/// True when the graph's inputs or outputs include a sequence or an optional (its plan must then
+/// run with ExecutionPlan::run_any).
+bool has_non_tensor_io(const Graph& g);
 
 /// Element `index` along `axis` of `t` (that axis removed), copied.
 Tensor slice_along_axis(const Tensor& t, int axis, int64_t index);

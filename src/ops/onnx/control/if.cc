@@ -45,8 +45,10 @@ class IfKernel : public OpKernel {
     const bool take_then = scalar_truth(ctx, ctx.input(0), "the condition");
     const ExecutionPlan* plan = take_then ? then_.get() : else_.get();
     const char* attr = take_then ? "then_branch" : "else_branch";
-    std::vector<Tensor> outs = run_body(ctx, *plan, attr, {});
-    for (size_t i = 0; i < outs.size(); ++i) ctx.set_output(i, std::move(outs[i]));
+    // Values of any kind: a branch may return a sequence or an optional even where no type says so
+    // (files of opsets newer than the ONNX library's shape inference carry no inferred types).
+    std::vector<AnyValue> outs = run_body_any(ctx, *plan, attr, {});
+    for (size_t i = 0; i < outs.size(); ++i) ctx.set_any_output(i, std::move(outs[i]));
   }
 
  private:

@@ -30,6 +30,9 @@ class LoopKernel : public OpKernel {
       fail(init.where(), ": the body has ", g.outputs.size(), " outputs, it must have at least ", carried_ + 1,
            " (cond and ", carried_, " loop-carried values)");
     scans_ = g.outputs.size() - 1 - carried_;
+    any_ = has_non_tensor_io(g);
+    for (size_t i = 2; i < init.num_inputs(); ++i)
+      any_ = any_ || (init.input_value(i) && !init.input_value(i)->is_tensor());
     if (init.node.outputs.size() != carried_ + scans_)
       fail(init.where(), ": the node has ", init.node.outputs.size(), " outputs, its body makes ", carried_,
            " loop-carried values and ", scans_, " scan outputs");
@@ -45,6 +48,10 @@ class LoopKernel : public OpKernel {
       trips = std::max<int64_t>(0, *m.data_as<int64_t>());
     }
     bool cond = ctx.has_input(1) ? scalar_truth(ctx, ctx.input(1), "the condition") : true;
+    bool any = any_;  // a carried sequence or none the types did not announce
+    for (size_t i = 0; i < carried_ && !any; ++i)
+      any = !ctx.input_tensor_defined(2 + i) && ctx.any_input(2 + i).defined();
+    if (any) return run_any(ctx, trips, cond);
     std::vector<Tensor> carried;
     for (size_t i = 0; i < carried_; ++i) carried.push_back(ctx.input(2 + i));
     std::vector<std::vector<Tensor>> scanned(scans_);
@@ -62,6 +69,28 @@ class LoopKernel : public OpKernel {
   }
 
  private:
+  // The same loop over values of any kind (carried sequences or optionals).
+  void run_any(KernelContext& ctx, int64_t trips, bool cond) const {
+    std::vector<AnyValue> carried;
+    for (size_t i = 0; i < carried_; ++i) carried.push_back(ctx.any_input(2 + i));
+    std::vector<std::vector<Tensor>> scanned(scans_);
+    for (int64_t iteration = 0; (trips < 0 || iteration < trips) && cond; ++iteration) {
+      std::vector<AnyValue> in{int64_scalar(iteration), bool_scalar(cond)};
+      in.insert(in.end(), carried.begin(), carried.end());
+      std::vector<AnyValue> out = run_body_any(ctx, *body_, "body", std::move(in));
+      if (!out[0].is_tensor()) fail(ctx.where(), ": the body's condition output is ", out[0].describe());
+      cond = scalar_truth(ctx, out[0].tensor(), "the body's condition output");
+      for (size_t i = 0; i < carried_; ++i) carried[i] = std::move(out[1 + i]);
+      for (size_t k = 0; k < scans_; ++k) {
+        if (!out[1 + carried_ + k].is_tensor())
+          fail(ctx.where(), ": scan output ", k, " is ", out[1 + carried_ + k].describe(), ", not a tensor");
+        scanned[k].push_back(out[1 + carried_ + k].tensor());
+      }
+    }
+    for (size_t i = 0; i < carried_; ++i) ctx.set_any_output(i, std::move(carried[i]));
+    for (size_t k = 0; k < scans_; ++k) stack_scan_output(ctx, k, scanned[k]);
+  }
+
   // Scan output k: the iterations' values stacked along a new axis 0.
   void stack_scan_output(KernelContext& ctx, size_t k, const std::vector<Tensor>& parts) const {
     const size_t out_index = carried_ + k;
@@ -87,6 +116,7 @@ class LoopKernel : public OpKernel {
 
   std::shared_ptr<const ExecutionPlan> body_;
   size_t carried_ = 0, scans_ = 0;
+  bool any_ = false;  // carried sequences or optionals: run_any
 };
 
 }  // namespace

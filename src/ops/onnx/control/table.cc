@@ -15,7 +15,8 @@ Family register_onnx_control() {
          21,
          {},
          control::make_if,
-         "tensor outputs; branch outputs may differ in shape; a constant condition builds one branch (fold-if "
+         "tensor, sequence or optional outputs; branch outputs may differ in shape; a constant condition builds one "
+         "branch (fold-if "
          "inlines it)"});
   t.add({"",
          "Loop",
@@ -23,8 +24,8 @@ Family register_onnx_control() {
          21,
          {},
          control::make_loop,
-         "tensor loop-carried values (shapes may change per iteration), scan outputs stacked on axis 0; no "
-         "sequences"});
+         "loop-carried tensors, sequences or optionals (shapes may change per iteration), scan outputs stacked "
+         "on axis 0"});
   t.add({"",
          "Scan",
          8,

@@ -48,7 +48,11 @@ void training_dropout(KernelContext& ctx, const Tensor& x, double ratio, uint32_
 
 KernelFactory identity_factory() {
   return [](const KernelInit&) {
-    return make_function_kernel([](KernelContext& ctx) { ctx.set_output(0, ctx.input(0)); });
+    return make_function_kernel([](KernelContext& ctx) {
+      // Identity-14/16 also passes sequences and optionals on (an undefined tensor slot holds one).
+      if (ctx.has_input(0) && !ctx.input_tensor_defined(0)) return ctx.set_any_output(0, ctx.any_input(0));
+      ctx.set_output(0, ctx.input(0));
+    });
   };
 }
 
