@@ -15,8 +15,9 @@ bool needs_casts(const Graph& g, const Node& n, const OpEntry* e) {
   if (!e || e->types.empty() || e->typed_input < 0) return false;
   const size_t ti = static_cast<size_t>(e->typed_input);
   if (ti >= n.inputs.size() || n.inputs[ti] < 0) return false;
-  const DType t = g.values[n.inputs[ti]].dtype;
-  return is_half_type(t) && !lists(*e, t) && lists(*e, DType::kFloat32);
+  const Value& v = g.values[n.inputs[ti]];
+  const DType t = v.dtype;
+  return v.is_tensor() && is_half_type(t) && !lists(*e, t) && lists(*e, DType::kFloat32);
 }
 
 // A value name not used in `g` yet: `base`, else base_1, base_2, ...
@@ -61,10 +62,10 @@ class CastInserter {
         continue;
       }
       for (int& v : n.inputs)
-        if (v >= 0 && is_half_type(g_.values[v].dtype)) v = widened(v);
+        if (v >= 0 && g_.values[v].is_tensor() && is_half_type(g_.values[v].dtype)) v = widened(v);
       std::vector<Node> narrowing;
       for (int& o : n.outputs) {
-        if (o < 0 || !is_half_type(g_.values[o].dtype)) continue;
+        if (o < 0 || !g_.values[o].is_tensor() || !is_half_type(g_.values[o].dtype)) continue;
         const int f32 = add_like(g_, o, DType::kFloat32, "/float32");
         narrowing.push_back(cast_node(fresh_cast_name(n.name, g_.values[o].name), f32, o, g_.values[o].dtype));
         narrowed_[o] = f32;
