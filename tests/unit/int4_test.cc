@@ -99,6 +99,10 @@ TEST(Int4, CastClampsAndRoundsToEven) {
   EXPECT_EQ(int4_values(run_node(cast_to(q, DType::kUInt4))[0]), (std::vector<int>{0, 0, 7}));
   const Tensor f8 = run_node(cast_to(q, DType::kFloat8E4M3FN))[0];
   EXPECT_EQ(float8_to_float(f8.data_as<uint8_t>()[0], DType::kFloat8E4M3FN), -8.f);
+  // int4 targets exist from opset 21.
+  EXPECT_NE(node_error(cast_to(x, DType::kInt4, 19)).find("Cast to int4 (to=22) is not supported before opset 21"),
+            std::string::npos)
+      << node_error(cast_to(x, DType::kInt4, 19));
   // An int4 initializer goes through the file packed (odd count) and comes back unpacked.
   NodeCase c = cast_to(small_tensor(DType::kUInt4, {5}, {1, 15, 0, 9, 3}), DType::kInt64);
   c.constant_inputs = true;

@@ -146,10 +146,13 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   });
 }
 
-void check_target(DType to, int64_t to_code, const std::string& where) {
+// float8 targets exist from opset 19, int4/uint4 from 21.
+void check_target(DType to, int64_t to_code, int opset, const std::string& where) {
   const bool known = (to_code >= 1 && to_code <= 13) || (to_code >= 16 && to_code <= 22);
-  if (!known || !castable(to))
-    fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
+  const int since = is_int4_type(to) ? 21 : is_float8_type(to) ? 19 : 1;
+  if (!known || !castable(to) || opset < since)
+    fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported",
+         opset < since && known ? str_cat(" before opset ", since) : std::string());
 }
 
 }  // namespace
@@ -158,7 +161,7 @@ KernelFactory cast_factory() {
   return [](const KernelInit& init) {
     const int64_t to_code = target_type_code(init);
     const DType to = static_cast<DType>(to_code);
-    check_target(to, to_code, init.where());
+    check_target(to, to_code, init.opset(), init.where());
     const bool saturate = init.attrs().get_int("saturate", 1) != 0;  // opset 19; float8 targets only
     return make_function_kernel([to, saturate](KernelContext& ctx) { run_cast(ctx, ctx.input(0), to, saturate); });
   };
@@ -167,9 +170,10 @@ KernelFactory cast_factory() {
 KernelFactory castlike_factory() {
   return [](const KernelInit& init) {
     const bool saturate = init.attrs().get_int("saturate", 1) != 0;
-    return make_function_kernel([saturate](KernelContext& ctx) {
+    const int opset = init.opset();
+    return make_function_kernel([saturate, opset](KernelContext& ctx) {
       const DType to = ctx.input(1).dtype();
-      check_target(to, static_cast<int64_t>(to), ctx.where());
+      check_target(to, static_cast<int64_t>(to), opset, ctx.where());
       run_cast(ctx, ctx.input(0), to, saturate);
     });
   };
