@@ -18,7 +18,35 @@ namespace {
 
 std::string type_name(const py::handle& h) { return py::str(h.get_type().attr("__name__")).cast<std::string>(); }
 
+// Element types numpy lacks, by their ml_dtypes names. ml_dtypes keeps an int4 in one byte's low
+// nibble; pointrt keeps it sign-extended (core/subbyte.h), so int4 arrays are converted both ways.
+const char* ml_dtype_name(DType t) {
+  switch (t) {
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8_e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8_e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8_e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8_e5m2fnuz";
+    case DType::kInt4: return "int4";
+    case DType::kUInt4: return "uint4";
+    default: return nullptr;
+  }
+}
+
+// The ml_dtypes dtype of t, or None when ml_dtypes is not installed.
+py::object ml_dtype(DType t) {
+  try {
+    return py::dtype::from_args(py::module_::import("ml_dtypes").attr(ml_dtype_name(t)));
+  } catch (py::error_already_set&) {
+    return py::none();
+  }
+}
+
 DType dtype_from_numpy(const py::dtype& d, const std::string& name) {
+  const std::string dname = py::str(d.attr("name")).cast<std::string>();
+  for (DType t : {DType::kBFloat16, DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                  DType::kFloat8E5M2FNUZ, DType::kInt4, DType::kUInt4})
+    if (dname == ml_dtype_name(t)) return t;
   switch (d.kind()) {
     case 'f':
       if (d.itemsize() == 4) return DType::kFloat32;
@@ -51,8 +79,18 @@ py::object numpy_dtype_or_none(DType t) {
     case DType::kFloat32: return py::dtype("float32");
     case DType::kFloat64: return py::dtype("float64");
     case DType::kString: return py::dtype("object");
-    default: return py::dtype(dtype_name(t));
+    default: return ml_dtype_name(t) ? ml_dtype(t) : py::dtype(dtype_name(t));
   }
+}
+
+// ml_dtypes int4 (low nibble) -> pointrt int4 (sign-extended byte), a new int8 array.
+py::array int4_sign_extended(const py::array& a) {
+  py::array_t<int8_t> r(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  const uint8_t* src = static_cast<const uint8_t*>(a.data());
+  int8_t* dst = r.mutable_data();
+  for (py::ssize_t i = 0; i < a.size(); ++i)
+    dst[i] = static_cast<int8_t>((src[i] & 0x08) ? (src[i] | 0xf0) : (src[i] & 0x0f));
+  return std::move(r);
 }
 
 py::array to_numpy(const Tensor& t) {
@@ -61,8 +99,16 @@ py::array to_numpy(const Tensor& t) {
   py::capsule owner(holder, [](void* p) { delete static_cast<Tensor*>(p); });
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   py::object dt = numpy_dtype_or_none(t.dtype());
+  if (dt.is_none() && ml_dtype_name(t.dtype()))
+    throw Error(std::string("cannot return element type ") + dtype_name(t.dtype()) +
+                " to numpy: numpy has no such dtype (install ml_dtypes to receive it as an ml_dtypes array)");
   if (dt.is_none() || t.dtype() == DType::kString)
     throw Error(std::string("cannot return element type ") + dtype_name(t.dtype()) + " to numpy");
+  if (t.dtype() == DType::kInt4) {  // a copy holding the low nibbles, as ml_dtypes stores int4
+    py::array_t<uint8_t> r(shape);
+    for (int64_t i = 0; i < t.numel(); ++i) r.mutable_data()[i] = t.data_as<uint8_t>()[i] & 0x0f;
+    return r.attr("view")(dt).cast<py::array>();
+  }
   return py::array(dt.cast<py::dtype>(), shape, {}, holder->data(), owner);
 }
 
@@ -118,12 +164,15 @@ struct PyValueInfo {
 
 std::vector<PyValueInfo> value_infos(const std::vector<ValueInfo>& vs) {
   std::vector<PyValueInfo> r;
-  for (const auto& v : vs)
-    r.push_back({v.name, numpy_dtype_or_none(v.dtype), shape_list(v),
+  for (const auto& v : vs) {
+    py::object dt = numpy_dtype_or_none(v.dtype);
+    if (dt.is_none() && v.dtype != DType::kUndefined) dt = py::str(dtype_name(v.dtype));  // no ml_dtypes
+    r.push_back({v.name, dt, shape_list(v),
                  v.optional   ? "optional"
                  : v.sequence ? "sequence"
                               : "tensor",
                  v.type_string()});
+  }
   return r;
 }
 
@@ -210,13 +259,15 @@ int64_t int_argument(const char* what, const py::handle& value, int64_t lo, int6
 Tensor tensor_from_numpy(const py::object& obj, const std::string& what) {
   py::array a = py::array::ensure(obj, py::array::c_style);
   if (!a) throw Error(what + " did not return a numpy array");
+  const DType t = dtype_from_numpy(a.dtype(), what);
+  if (t == DType::kInt4) a = int4_sign_extended(a);
   auto* keep = new py::array(a);
   std::shared_ptr<void> owner(keep, [](void* p) {
     py::gil_scoped_acquire gil;
     delete static_cast<py::array*>(p);
   });
   Shape s(a.shape(), a.shape() + a.ndim());
-  return Tensor::wrap_shared(dtype_from_numpy(a.dtype(), what), s, owner, const_cast<void*>(a.data()));
+  return Tensor::wrap_shared(t, s, owner, const_cast<void*>(a.data()));
 }
 
 class PySession {
@@ -265,9 +316,11 @@ class PySession {
                     py::str(item.first.get_type().attr("__name__")).cast<std::string>());
       std::string name = item.first.cast<std::string>();
       py::array a = feed_array(name, item.second);
+      const DType t = dtype_from_numpy(a.dtype(), name);
+      if (t == DType::kInt4) a = int4_sign_extended(a);
       keep_alive.push_back(a);
       Shape s(a.shape(), a.shape() + a.ndim());
-      inputs[name] = Tensor::wrap(dtype_from_numpy(a.dtype(), name), s, const_cast<void*>(a.data()));
+      inputs[name] = Tensor::wrap(t, s, const_cast<void*>(a.data()));
       std::string warning = check_nonfinite(policy, name, "", inputs[name]);
       if (!warning.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 2);
     }

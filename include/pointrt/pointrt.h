@@ -38,10 +38,20 @@ enum class DType : int32_t {
   kFloat64 = 11,
   kUInt32 = 12,
   kUInt64 = 13,
-  kBFloat16 = 16,  // the upper 16 bits of a float32
+  kBFloat16 = 16,      // the upper 16 bits of a float32
+  kFloat8E4M3FN = 17,  // float8 formats (core/float8.h); one byte each
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  // 4-bit integers. ONNX packs two per byte (low nibble first); a Tensor holds them unpacked,
+  // one per byte (int4 sign-extended like int8, uint4 like uint8), so every shape, size and
+  // copy path stays byte-addressed; files and feeds are packed/unpacked at I/O (core/subbyte.h).
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
-/// Bytes per element (sizeof(std::string) for string, 0 for undefined).
+/// Bytes per element in memory (sizeof(std::string) for string, 0 for undefined; 1 for int4/uint4,
+/// stored unpacked).
 size_t dtype_size(DType t);
 /// Lower-case name as ONNX writes it ("float", "int64", "bool", ...).
 const char* dtype_name(DType t);

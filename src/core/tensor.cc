@@ -26,6 +26,12 @@ size_t dtype_size(DType t) {
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
     case DType::kBFloat16: return 2;
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4: return 1;  // unpacked, one per byte
     case DType::kString: return sizeof(std::string);
     default: return 0;
   }
@@ -47,6 +53,12 @@ const char* dtype_name(DType t) {
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::kUInt4: return "uint4";
+    case DType::kInt4: return "int4";
     default: return "undefined";
   }
 }

@@ -6,10 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/checked_size.h"
 #include "core/common.h"
 #include "core/file_io.h"
+#include "core/subbyte.h"
 #include "onnx/onnx_pb.h"
 
 namespace pointrt {
@@ -28,7 +30,13 @@ DType dtype_from_onnx_code(int32_t t, const std::string& where) {
     case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::BFLOAT16: return static_cast<DType>(t);
+    case onnx::TensorProto::BFLOAT16:
+    case 17:  // FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ (IR 9), UINT4, INT4 (IR 10):
+    case 18:  // Debian's libonnx 1.12 has no names for them
+    case 19:
+    case 20:
+    case 21:
+    case 22: return static_cast<DType>(t);
     case onnx::TensorProto::STRING: return DType::kString;
     default: fail(where, ": unsupported element type code ", t);
   }
@@ -114,6 +122,7 @@ void copy_typed(const google::protobuf::RepeatedField<Src>& src, Dst* dst, int64
 
 // Number of values in the typed field that holds `dt`.
 int64_t typed_count(const onnx::TensorProto& p, DType dt) {
+  if (is_int4_type(dt)) return p.int32_data_size();  // one packed byte (two elements) per int32
   switch (dt) {
     case DType::kFloat32: return p.float_data_size();
     case DType::kFloat64: return p.double_data_size();
@@ -133,7 +142,11 @@ void copy_typed_field(const onnx::TensorProto& p, Tensor& t, int64_t n) {
     case DType::kInt16: copy_typed(p.int32_data(), t.data_as<int16_t>(), n); break;
     case DType::kInt8: copy_typed(p.int32_data(), t.data_as<int8_t>(), n); break;
     case DType::kUInt8:
-    case DType::kBool: copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
+    case DType::kBool:
+    case DType::kFloat8E4M3FN:  // float8 codes, one per int32
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: copy_typed(p.int32_data(), t.data_as<uint8_t>(), n); break;
     case DType::kUInt16:
     case DType::kFloat16:
     case DType::kBFloat16: copy_typed(p.int32_data(), t.data_as<uint16_t>(), n); break;
@@ -154,6 +167,31 @@ Tensor string_tensor_from_proto(const onnx::TensorProto& p, const std::string& w
   return t;
 }
 
+// int4/uint4: raw, external or int32_data hold packed bytes; the tensor gets one element per byte.
+Tensor int4_tensor_from_proto(const onnx::TensorProto& p, DType dt, const Shape& shape, const ExternalDataRoots& roots,
+                              const std::string& where) {
+  const int64_t n = checked_numel(shape, where);
+  const size_t packed = packed_int4_bytes(n);
+  std::vector<uint8_t> bytes(packed);
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    const Tensor raw = read_external(p, DType::kUInt8, {static_cast<int64_t>(packed)}, packed, roots, where);
+    if (packed) std::memcpy(bytes.data(), raw.data(), packed);
+  } else if (p.has_raw_data()) {
+    if (p.raw_data().size() != packed)
+      fail(where, ": has ", p.raw_data().size(), " bytes of data, expected ", packed, " (", n, " packed ",
+           dtype_name(dt), " values) for shape ", shape_to_string(shape));
+    if (packed) std::memcpy(bytes.data(), p.raw_data().data(), packed);
+  } else {
+    if (static_cast<size_t>(p.int32_data_size()) != packed)
+      fail(where, ": has ", p.int32_data_size(), " int32_data values, expected ", packed, " (", n, " packed ",
+           dtype_name(dt), " values) for shape ", shape_to_string(shape));
+    for (size_t i = 0; i < packed; ++i) bytes[i] = static_cast<uint8_t>(p.int32_data(static_cast<int>(i)));
+  }
+  Tensor t = Tensor::allocate(dt, shape);
+  unpack_int4(bytes.data(), n, dt == DType::kInt4, t.data_as<uint8_t>());
+  return t;
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const ExternalDataRoots& roots, const std::string& where_in) {
@@ -166,6 +204,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const ExternalDataRoots& ro
   // may declare [1e12] with 4 bytes of data.
   int64_t n = checked_numel(shape, where);
   size_t bytes = checked_nbytes(dt, shape, where);
+  if (is_int4_type(dt)) return int4_tensor_from_proto(p, dt, shape, roots, where);
   if (p.data_location() == onnx::TensorProto::EXTERNAL) return read_external(p, dt, shape, bytes, roots, where);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != bytes)

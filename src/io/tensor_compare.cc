@@ -6,12 +6,17 @@
 #include <sstream>
 
 #include "core/common.h"
+#include "core/float8.h"
+#include "core/subbyte.h"
 
 namespace pointrt {
 
 double element_as_double(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat16) return half_to_float(t.data_as<uint16_t>()[i]);
   if (t.dtype() == DType::kBFloat16) return bfloat16_to_float(t.data_as<uint16_t>()[i]);
+  if (is_float8_type(t.dtype())) return float8_to_float(t.data_as<uint8_t>()[i], t.dtype());
+  if (t.dtype() == DType::kInt4) return t.data_as<int8_t>()[i];  // stored unpacked, sign-extended
+  if (t.dtype() == DType::kUInt4) return t.data_as<uint8_t>()[i];
   double r = 0;
   dispatch_all(t.dtype(), "element_as_double", [&](auto tag) {
     using T = decltype(tag);
@@ -78,6 +83,8 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& ref, const Compar
   r.message = type_problem(got, ref, o);
   if (!r.message.empty()) return r;
   if (got.dtype() == DType::kString) return compare_strings(got, ref);
+  // float8 is exact too: one code apart is 6-25% of the value, beyond any float tolerance, and
+  // the decoded values compare NaN with NaN, so the several NaN codes of E5M2 agree.
   const bool exact = !is_float_type(got.dtype()) && got.dtype() != DType::kBFloat16;
   const int64_t n = got.numel();
   // Pass 1: the magnitude, which the magnitude rule needs before judging elements.

@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/subbyte.h"
 #include "onnx/onnx_pb.h"
 #include "pointrt/pointrt.h"
 
@@ -90,6 +91,12 @@ class ModelBuilder {
     p->set_name(name);
     p->set_data_type(static_cast<int>(t.dtype()));
     for (auto d : t.shape()) p->add_dims(d);
+    if (is_int4_type(t.dtype())) {  // files hold 4-bit values packed, two per byte
+      std::string packed(packed_int4_bytes(t.numel()), '\0');
+      pack_int4(t.data_as<uint8_t>(), t.numel(), reinterpret_cast<uint8_t*>(&packed[0]));
+      p->set_raw_data(packed);
+      return;
+    }
     p->set_raw_data(std::string(static_cast<const char*>(t.data()), t.nbytes()));
   }
   onnx::ModelProto& proto() { return model_; }

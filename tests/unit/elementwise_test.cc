@@ -475,7 +475,7 @@ TEST(ElementwiseKernels, CastConversions) {
     auto* a = n.add_attribute();
     a->set_name("to");
     a->set_type(onnx::AttributeProto::INT);
-    a->set_i(22);  // INT4: no pointrt type
+    a->set_i(22);  // INT4 exists from opset 21 only
   });
   EXPECT_NE(error_of([&] {
               run_model(to_int4, {{"x", make_tensor<float>({1}, {1})}});

@@ -2,14 +2,21 @@
 #include "ops/onnx/elementwise/cast.h"
 #include "ops/onnx/elementwise/cast_string.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <iterator>
+
+#include "core/float8.h"
+#include "core/subbyte.h"
 
 namespace pointrt {
 namespace ew {
 namespace {
 
 bool castable(DType t) {
-  return is_half_type(t) || t == DType::kBool || is_float_type(t) || is_int_type(t) || t == DType::kString;
+  return is_half_type(t) || t == DType::kBool || is_float_type(t) || is_int_type(t) || t == DType::kString ||
+         is_float8_type(t) || is_int4_type(t);
 }
 
 const char* onnx_type_name(int64_t code) {
@@ -45,6 +52,46 @@ int64_t target_type_code(const KernelInit& init) {
   return init.attrs().get_int("to");
 }
 
+Tensor to_float32_values(const Tensor& x, const std::string& what);
+void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate);
+
+// float8 and 4-bit sources: decoded to float32 (exact for every float8 and int4 value), or
+// for int4/uint4 copied as the int8/uint8 values they are stored as, then cast from there.
+void cast_from_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
+  const int64_t n = x.numel();
+  if (is_int4_type(x.dtype())) {  // a copy, not a view: the result may alias its input
+    Tensor v = Tensor::allocate(x.dtype() == DType::kInt4 ? DType::kInt8 : DType::kUInt8, x.shape());
+    if (n) std::memcpy(v.data(), x.data(), static_cast<size_t>(n));
+    return run_cast(ctx, v, to, saturate);
+  }
+  Tensor f = Tensor::allocate(DType::kFloat32, x.shape());
+  for (int64_t i = 0; i < n; ++i) f.data_as<float>()[i] = float8_to_float(x.data_as<uint8_t>()[i], x.dtype());
+  run_cast(ctx, f, to, saturate);
+}
+
+// To float8 (rounded to nearest even; overflow per `saturate`, core/float8.h) or to int4/uint4
+// (clamped to the range, then rounded to nearest even, as ONNX's reference does; NaN gives 0).
+void cast_to_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
+  if (x.dtype() == DType::kString)
+    fail(ctx.where(), ": Cast from string to ", dtype_name(to), " is not supported (input 0)");
+  const Tensor f =
+      is_half_type(x.dtype()) || x.dtype() == DType::kFloat32 ? to_float32(x) : to_float32_values(x, ctx.where());
+  Tensor& y = ctx.output(0, to, x.shape());
+  const int64_t n = x.numel();
+  const float* v = f.data_as<float>();
+  uint8_t* out = y.data_as<uint8_t>();
+  if (is_float8_type(to)) {
+    for (int64_t i = 0; i < n; ++i) out[i] = float_to_float8(v[i], to, saturate);
+    return;
+  }
+  int64_t lo = 0, hi = 0;
+  int4_range(to, lo, hi);
+  for (int64_t i = 0; i < n; ++i) {
+    const float c = std::isnan(v[i]) ? 0.f : std::min(std::max(v[i], static_cast<float>(lo)), static_cast<float>(hi));
+    out[i] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(c)));
+  }
+}
+
 // Any numeric or bool tensor as float32 values.
 Tensor to_float32_values(const Tensor& x, const std::string& what) {
   Tensor f = Tensor::allocate(DType::kFloat32, x.shape());
@@ -55,12 +102,14 @@ Tensor to_float32_values(const Tensor& x, const std::string& what) {
   return f;
 }
 
-void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
+void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   if (!castable(x.dtype())) fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
   if (x.dtype() == to) {  // nothing to convert: alias the input
     ctx.set_output(0, x);
     return;
   }
+  if (is_float8_type(x.dtype()) || is_int4_type(x.dtype())) return cast_from_small(ctx, x, to, saturate);
+  if (is_float8_type(to) || is_int4_type(to)) return cast_to_small(ctx, x, to, saturate);
   if (to == DType::kString) return cast_to_string(ctx, x);
   if (x.dtype() == DType::kString) return cast_from_string(ctx, x, to);
   const Tensor xs = to_float32(x);  // float16 sources are read as float32
@@ -97,10 +146,13 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to) {
   });
 }
 
-void check_target(DType to, int64_t to_code, const std::string& where) {
-  const bool known = (to_code >= 1 && to_code <= 13) || to_code == 16;
-  if (!known || !castable(to))
-    fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported");
+// float8 targets exist from opset 19, int4/uint4 from 21.
+void check_target(DType to, int64_t to_code, int opset, const std::string& where) {
+  const bool known = (to_code >= 1 && to_code <= 13) || (to_code >= 16 && to_code <= 22);
+  const int since = is_int4_type(to) ? 21 : is_float8_type(to) ? 19 : 1;
+  if (!known || !castable(to) || opset < since)
+    fail(where, ": Cast to ", onnx_type_name(to_code), " (to=", to_code, ") is not supported",
+         opset < since && known ? str_cat(" before opset ", since) : std::string());
 }
 
 }  // namespace
@@ -109,17 +161,20 @@ KernelFactory cast_factory() {
   return [](const KernelInit& init) {
     const int64_t to_code = target_type_code(init);
     const DType to = static_cast<DType>(to_code);
-    check_target(to, to_code, init.where());
-    return make_function_kernel([to](KernelContext& ctx) { run_cast(ctx, ctx.input(0), to); });
+    check_target(to, to_code, init.opset(), init.where());
+    const bool saturate = init.attrs().get_int("saturate", 1) != 0;  // opset 19; float8 targets only
+    return make_function_kernel([to, saturate](KernelContext& ctx) { run_cast(ctx, ctx.input(0), to, saturate); });
   };
 }
 
 KernelFactory castlike_factory() {
   return [](const KernelInit& init) {
-    return make_function_kernel([](KernelContext& ctx) {
+    const bool saturate = init.attrs().get_int("saturate", 1) != 0;
+    const int opset = init.opset();
+    return make_function_kernel([saturate, opset](KernelContext& ctx) {
       const DType to = ctx.input(1).dtype();
-      check_target(to, static_cast<int64_t>(to), ctx.where());
-      run_cast(ctx, ctx.input(0), to);
+      check_target(to, static_cast<int64_t>(to), opset, ctx.where());
+      run_cast(ctx, ctx.input(0), to, saturate);
     });
   };
 }

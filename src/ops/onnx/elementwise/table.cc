@@ -28,6 +28,9 @@ Family register_onnx_elementwise() {
   const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number
   const std::vector<DType> A = plus(kHalf, kAllTypes);      // every number and bool
   const std::vector<DType> kCastTypes = plus({DType::kBFloat16, DType::kString}, A);
+  const std::vector<DType> kCast19Types =
+      plus({DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ}, kCastTypes);
+  const std::vector<DType> kCast21Types = plus({DType::kUInt4, DType::kInt4}, kCast19Types);
   const std::vector<DType> S = plus(kHalf, kSignedNumericTypes);  // signed numbers
   const std::vector<DType> kSignedInts = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   const std::vector<DType> kArith7 = plus(F, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64});
@@ -90,8 +93,7 @@ Family register_onnx_elementwise() {
   t.add({"", "IsInf", 10, 19, kFloatTypes, isinf_factory()});
   t.add({"", "IsInf", 20, 21, F, isinf_factory(), "opset 20 added float16"});
   // Pass-through.
-  t.add({"", "Identity", 1, 21, plus({DType::kBFloat16, DType::kString}, A), identity_factory(),
-         "aliases its input (no copy)"});
+  t.add({"", "Identity", 1, 21, kCast21Types, identity_factory(), "aliases its input (no copy); float8, int4 too"});
   t.add({"", "Dropout", 1, 6, F, dropout_factory(false, false),
          "is_test = 0 (the default) drops at random, is_test = 1 is identity; mask of the input's type"});
   t.add({"", "Dropout", 7, 9, F, dropout_factory(false, false), "inference: identity; mask of the input's type"});
@@ -99,9 +101,13 @@ Family register_onnx_elementwise() {
   t.add(
       {"", "Dropout", 12, 21, F, dropout_factory(true, true), "inference: identity; training_mode only with ratio 0"});
   t.add({"", "Cast", 1, 5, A, cast_factory(), "'to' is a type name string (\"FLOAT\", ...)"});
-  t.add({"", "CastLike", 15, 21, kCastTypes, castlike_factory(), "to input 1's element type; types as Cast"});
+  t.add({"", "CastLike", 15, 18, kCastTypes, castlike_factory(), "to input 1's element type; types as Cast"});
+  t.add({"", "CastLike", 19, 20, kCast19Types, castlike_factory(), "also float8 (saturate)"});
+  t.add({"", "CastLike", 21, 21, kCast21Types, castlike_factory(), "also float8 (saturate), int4, uint4"});
   t.add({"", "Cast", 6, 8, A, cast_factory(), "numbers, bool, float16"});
-  t.add({"", "Cast", 9, 21, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16, string; no float8/int4"});
+  t.add({"", "Cast", 9, 18, kCastTypes, cast_factory(), "numbers, bool, float16, bfloat16, string"});
+  t.add({"", "Cast", 19, 20, kCast19Types, cast_factory(), "also float8 (saturate)"});
+  t.add({"", "Cast", 21, 21, kCast21Types, cast_factory(), "also float8 (saturate), int4, uint4"});
 
   // Binary arithmetic (numpy broadcasting).
   for (auto [op, b] :

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "core/float8.h"
+#include "core/subbyte.h"
 #include "ops/onnx/quant/quant_common.h"
 #include "ops/onnx/quant/quantize.h"
 
@@ -59,8 +61,10 @@ bool fast_path(const Tensor& x, const Tensor& scale, const QuantMapping& m) {
 
 }  // namespace
 
-void quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m, Tensor& y) {
-  if (!fast_path(x, scale, m)) return quantize_linear_ref(x, scale, zero_point, m, y);
+void quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m, Tensor& y,
+                     bool saturate) {
+  if (!fast_path(x, scale, m) || is_float8_type(y.dtype()) || is_int4_type(y.dtype()))
+    return quantize_linear_ref(x, scale, zero_point, m, y, saturate);
   int64_t lo, hi;
   quantized_range(y.dtype(), lo, hi);
   const float* in = x.data_as<float>();
@@ -78,7 +82,8 @@ void quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_po
 
 void dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
                        Tensor& y) {
-  if (scale.dtype() != DType::kFloat32 || m.block != 0 || (!m.per_tensor && m.inner == 1))
+  if (scale.dtype() != DType::kFloat32 || m.block != 0 || (!m.per_tensor && m.inner == 1) ||
+      is_float8_type(x.dtype()) || is_int4_type(x.dtype()))
     return dequantize_linear_ref(x, scale, zero_point, m, y);
   const float* s = scale.data_as<float>();
   float* out = y.data_as<float>();
@@ -120,8 +125,21 @@ void dynamic_quantize_linear(const Tensor& x, Tensor& y, Tensor& scale, Tensor& 
 // ---------------------------------------------------------------- operator kernels
 namespace {
 
-const std::vector<DType> kQuantizedTypes = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16};
 const std::vector<DType> kScaleTypes = {DType::kFloat32, DType::kFloat16};
+
+// The quantized element types of an opset (float8 from 19, int4/uint4 from 21), and in words.
+std::vector<DType> quantized_types(int opset) {
+  std::vector<DType> t = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16};
+  if (opset >= 19)
+    t.insert(t.end(), {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ});
+  if (opset >= 21) t.insert(t.end(), {DType::kInt4, DType::kUInt4});
+  return t;
+}
+std::string quantized_type_words(int opset) {
+  return opset >= 21   ? "int8, uint8, int16, uint16, int4, uint4 or a float8 type"
+         : opset >= 19 ? "int8, uint8, int16, uint16 or a float8 type"
+                       : "int8, uint8, int16 or uint16";
+}
 
 // What QuantizeLinear and DequantizeLinear share: attributes, names, and the mapping check.
 struct QdqCommon {
@@ -154,13 +172,13 @@ struct QdqCommon {
 
 class QuantizeLinearKernel : public OpKernel {
  public:
-  explicit QuantizeLinearKernel(const KernelInit& init) : c_(init) {
+  explicit QuantizeLinearKernel(const KernelInit& init)
+      : c_(init), types_(quantized_types(init.opset())), words_(quantized_type_words(init.opset())) {
+    if (init.opset() >= 19) saturate_ = init.attrs().get_int("saturate", 1) != 0;
     if (init.opset() >= 21) {
       const int64_t t = init.attrs().get_int("output_dtype", 0);
       output_dtype_ = static_cast<DType>(t);
-      if (t != 0)
-        check_input_type(c_.where, "output_dtype", "attribute", output_dtype_, kQuantizedTypes,
-                         "int8, uint8, int16 or uint16");
+      if (t != 0) check_input_type(c_.where, "output_dtype", "attribute", output_dtype_, types_, words_.c_str());
     }
     check_input_type(c_.where, "input", c_.names[0], declared_type(init, 0),
                      {DType::kFloat32, DType::kFloat16, DType::kInt32}, "float, float16 or int32");
@@ -177,23 +195,28 @@ class QuantizeLinearKernel : public OpKernel {
     if (zp) check_zero_point(zp->dtype());
     QuantMapping m = c_.mapping(x.shape(), scale.shape(), zp ? &zp->shape() : nullptr);
     Tensor& y = ctx.output(0, out, x.shape());
-    quantize_linear(x, scale, zp, m, y);
+    quantize_linear(x, scale, zp, m, y, saturate_);
   }
 
  private:
   void check_zero_point(DType t) const {
-    check_input_type(c_.where, "zero point", c_.names[2], t, kQuantizedTypes, "int8, uint8, int16 or uint16");
+    check_input_type(c_.where, "zero point", c_.names[2], t, types_, words_.c_str());
     if (output_dtype_ != DType::kUndefined && t != DType::kUndefined && t != output_dtype_)
       fail(c_.where, ": zero point '", c_.names[2], "' has element type ", dtype_name(t), " but output_dtype is ",
            dtype_name(output_dtype_));
   }
   QdqCommon c_;
+  std::vector<DType> types_;
+  std::string words_;
   DType output_dtype_ = DType::kUndefined;
+  bool saturate_ = true;
 };
 
 class DequantizeLinearKernel : public OpKernel {
  public:
-  explicit DequantizeLinearKernel(const KernelInit& init) : c_(init) {
+  explicit DequantizeLinearKernel(const KernelInit& init)
+      : c_(init), types_(quantized_types(init.opset())), words_(quantized_type_words(init.opset()) + " or int32") {
+    types_.push_back(DType::kInt32);
     check_x(declared_type(init, 0));
     if (init.has_input(2))
       check_zero_point_type(c_.where, c_.names[2], declared_type(init, 2), c_.names[0], declared_type(init, 0));
@@ -216,12 +239,10 @@ class DequantizeLinearKernel : public OpKernel {
   }
 
  private:
-  void check_x(DType t) const {
-    check_input_type(c_.where, "input", c_.names[0], t,
-                     {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32},
-                     "int8, uint8, int16, uint16 or int32");
-  }
+  void check_x(DType t) const { check_input_type(c_.where, "input", c_.names[0], t, types_, words_.c_str()); }
   QdqCommon c_;
+  std::vector<DType> types_;
+  std::string words_;
 };
 
 }  // namespace

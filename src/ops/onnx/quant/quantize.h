@@ -4,11 +4,15 @@
 // QuantizeLinear (10, 13, 19, 21): y = saturate(round(x / y_scale) + y_zero_point)
 //   x: float32, float16 or int32 (computed in float32). round: to nearest, ties to even.
 //   saturate: clamp to the output type's range ([-128, 127] for int8, [0, 255] for uint8,
-//   int16/uint16 from opset 21). A NaN quantizes to the lowest value (as ONNX's reference and
-//   ONNX Runtime do). The output type is the zero point's, or `output_dtype` (opset 21), or uint8.
+//   int16/uint16 and int4 [-8, 7] / uint4 [0, 15] from opset 21). A NaN quantizes to the lowest
+//   value (as ONNX's reference and ONNX Runtime do). float8 outputs (opset 19): x / y_scale (+ the
+//   zero point's value, 0 in valid models) rounded to the format as Cast does, `saturate`
+//   (default 1) deciding overflow. The output type is the zero point's, or `output_dtype`
+//   (opset 21), or uint8.
 // DequantizeLinear (10, 13, 19, 21): y = (x - x_zero_point) * x_scale, in float32, rounded to
 //   the scale's type (float32 or float16). x: int8, uint8, int16, uint16 (opset 21) or int32
-//   (whose zero point must be 0). The zero point has x's type.
+//   (whose zero point must be 0), float8 (opset 19; decoded), int4/uint4 (opset 21). The zero
+//   point has x's type.
 // Scale and zero point (the same shape), three ways (opset in brackets):
 //   per tensor    a scalar or a 1-element 1-D tensor                                  [10+]
 //   per axis      1-D with x.shape[axis] elements; `axis` (default 1) may be negative   [13+]
@@ -66,8 +70,10 @@ int64_t load_as_int(const Tensor& t, int64_t i);
 
 // Reference kernels: one element at a time through QuantMapping::param_index. `zero_point` may
 // be null (zero). y is allocated by the caller with x's shape and the output type.
+/// `saturate` (opset 19+, default on) applies to float8 outputs only: off, an overflow is NaN
+/// (or inf for E5M2), as in Cast.
 void quantize_linear_ref(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
-                         Tensor& y);
+                         Tensor& y, bool saturate = true);
 void dequantize_linear_ref(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
                            Tensor& y);
 /// y has x's shape (uint8); scale and zero_point are scalars (float32, uint8).
@@ -75,7 +81,8 @@ void dynamic_quantize_linear_ref(const Tensor& x, Tensor& y, Tensor& scale, Tens
 
 // Optimised kernels (same contract): rows of `inner` elements sharing one scale, vectorised,
 // threaded over rows; other type combinations fall back to the reference.
-void quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m, Tensor& y);
+void quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m, Tensor& y,
+                     bool saturate = true);
 void dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
                        Tensor& y);
 void dynamic_quantize_linear(const Tensor& x, Tensor& y, Tensor& scale, Tensor& zero_point);

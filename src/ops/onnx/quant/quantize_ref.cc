@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/float8.h"
+#include "core/subbyte.h"
 #include "ops/onnx/quant/quantize.h"
 
 namespace pointrt::quant {
 
 bool is_quantized_type(DType t) {
-  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16;
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16 || t == DType::kUInt16 || is_int4_type(t);
 }
 
 void quantized_range(DType t, int64_t& lo, int64_t& hi) {
@@ -17,6 +19,8 @@ void quantized_range(DType t, int64_t& lo, int64_t& hi) {
     case DType::kUInt8: lo = 0, hi = 255; return;
     case DType::kInt16: lo = -32768, hi = 32767; return;
     case DType::kUInt16: lo = 0, hi = 65535; return;
+    case DType::kInt4: lo = -8, hi = 7; return;
+    case DType::kUInt4: lo = 0, hi = 15; return;
     case DType::kInt32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); return;
     default: fail("quantization: ", dtype_name(t), " is not a quantized type");
   }
@@ -34,6 +38,8 @@ float load_as_float(const Tensor& t, int64_t i) {
 }
 
 int64_t load_as_int(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::kInt4) return t.data_as<int8_t>()[i];  // stored unpacked (core/subbyte.h)
+  if (t.dtype() == DType::kUInt4) return t.data_as<uint8_t>()[i];
   int64_t v = 0;
   dispatch_numeric(t.dtype(), "quantization", [&](auto tag) {
     using T = decltype(tag);
@@ -80,12 +86,38 @@ QuantMapping quant_mapping(const Shape& x, const Shape& scale, const Shape* zero
   return m;
 }
 
+namespace {
+
+// The float8 value of a float8 zero point (0 in every valid model), or 0 without one.
+float float8_zero_point(const Tensor* zero_point, int64_t p) {
+  return zero_point ? float8_to_float(zero_point->data_as<uint8_t>()[p], zero_point->dtype()) : 0.f;
+}
+
+// float8 outputs: x / scale (+ the zero point) rounded to the format; overflow per `saturate`.
+void quantize_float8_ref(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
+                         bool saturate, Tensor& y) {
+  const int64_t n = x.numel(), row = m.along * m.inner;
+  uint8_t* out = y.data_as<uint8_t>();
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t p = m.param_index(e / row, (e / m.inner) % m.along, e % m.inner);
+    const float v = load_as_float(x, e) / load_as_float(scale, p) + float8_zero_point(zero_point, p);
+    out[e] = float_to_float8(v, y.dtype(), saturate);
+  }
+}
+
+}  // namespace
+
 void quantize_linear_ref(const Tensor& x, const Tensor& scale, const Tensor* zero_point, const QuantMapping& m,
-                         Tensor& y) {
+                         Tensor& y, bool saturate) {
+  if (is_float8_type(y.dtype())) return quantize_float8_ref(x, scale, zero_point, m, saturate, y);
   int64_t lo, hi;
   quantized_range(y.dtype(), lo, hi);
   const int64_t n = x.numel(), row = m.along * m.inner;
-  dispatch_numeric(y.dtype(), "QuantizeLinear", [&](auto tag) {
+  // int4/uint4 are stored as int8/uint8 values (core/subbyte.h)
+  const DType storage = y.dtype() == DType::kInt4    ? DType::kInt8
+                        : y.dtype() == DType::kUInt4 ? DType::kUInt8
+                                                     : y.dtype();
+  dispatch_numeric(storage, "QuantizeLinear", [&](auto tag) {
     using T = decltype(tag);
     T* out = y.data_as<T>();
     for (int64_t e = 0; e < n; ++e) {
@@ -101,8 +133,11 @@ void dequantize_linear_ref(const Tensor& x, const Tensor& scale, const Tensor* z
   const int64_t n = x.numel(), row = m.along * m.inner;
   for (int64_t e = 0; e < n; ++e) {
     const int64_t p = m.param_index(e / row, (e / m.inner) % m.along, e % m.inner);
-    const int64_t zp = zero_point ? load_as_int(*zero_point, p) : 0;
-    const float v = static_cast<float>(load_as_int(x, e) - zp) * load_as_float(scale, p);
+    const float v = is_float8_type(x.dtype())
+                        ? (float8_to_float(x.data_as<uint8_t>()[e], x.dtype()) - float8_zero_point(zero_point, p)) *
+                              load_as_float(scale, p)
+                        : static_cast<float>(load_as_int(x, e) - (zero_point ? load_as_int(*zero_point, p) : 0)) *
+                              load_as_float(scale, p);
     if (y.dtype() == DType::kFloat16)
       y.data_as<uint16_t>()[e] = float_to_half(v);
     else

@@ -16,17 +16,23 @@ Family register_onnx_quant() {
   const std::vector<DType> q_in = {DType::kFloat32, DType::kFloat16, DType::kInt32};
   const std::vector<DType> dq_in_10 = {DType::kInt8, DType::kUInt8, DType::kInt32};
   const std::vector<DType> dq_in_21 = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32};
+  const std::vector<DType> dq_in_19 = {DType::kInt8,          DType::kUInt8,          DType::kInt32,
+                                       DType::kFloat8E4M3FN,  DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                                       DType::kFloat8E5M2FNUZ};
+  std::vector<DType> dq_in_21_all = dq_in_21;
+  dq_in_21_all.insert(dq_in_21_all.end(), dq_in_19.begin() + 3, dq_in_19.end());
+  dq_in_21_all.insert(dq_in_21_all.end(), {DType::kInt4, DType::kUInt4});
   const std::vector<DType> int8 = {DType::kInt8, DType::kUInt8};
   t.add({"", "QuantizeLinear", 10, 12, q_in, make_quantize_linear_kernel, "per tensor; int8/uint8"});
   t.add({"", "QuantizeLinear", 13, 18, q_in, make_quantize_linear_kernel, "per tensor or per axis"});
-  t.add({"", "QuantizeLinear", 19, 20, q_in, make_quantize_linear_kernel, "float16 scales; no float8 outputs"});
+  t.add({"", "QuantizeLinear", 19, 20, q_in, make_quantize_linear_kernel, "float16 scales; float8 outputs (saturate)"});
   t.add({"", "QuantizeLinear", 21, 21, q_in, make_quantize_linear_kernel,
-         "blocked, int16/uint16, output_dtype; no float8/int4 outputs"});
+         "blocked, int16/uint16, int4/uint4, float8, output_dtype"});
   t.add({"", "DequantizeLinear", 10, 12, dq_in_10, make_dequantize_linear_kernel, "per tensor"});
   t.add({"", "DequantizeLinear", 13, 18, dq_in_10, make_dequantize_linear_kernel, "per tensor or per axis"});
-  t.add({"", "DequantizeLinear", 19, 20, dq_in_10, make_dequantize_linear_kernel, "float16 scales; no float8 inputs"});
-  t.add({"", "DequantizeLinear", 21, 21, dq_in_21, make_dequantize_linear_kernel,
-         "blocked, int16/uint16; no float8/int4 inputs"});
+  t.add({"", "DequantizeLinear", 19, 20, dq_in_19, make_dequantize_linear_kernel, "float16 scales; float8 inputs"});
+  t.add({"", "DequantizeLinear", 21, 21, dq_in_21_all, make_dequantize_linear_kernel,
+         "blocked, int16/uint16, int4/uint4, float8"});
   t.add({"", "DynamicQuantizeLinear", 11, 21, kFloat32Only, make_dynamic_quantize_linear_kernel, "uint8"});
   t.add({"", "ConvInteger", 10, 21, int8, make_conv_integer_kernel,
          "oneDNN int8 convolution for constant weights; per-channel w_zero_point"});

@@ -27,7 +27,7 @@ Family register_onnx_tensor() {
       -1);
   row("Expand", 8, 21, C, make_expand, "bidirectional broadcast");
   row("Flatten", 1, 10, C, make_flatten, "zero-copy");
-  row("Flatten", 11, 21, C, make_flatten, "zero-copy, negative axis");
+  row("Flatten", 11, 21, kMoveTypes, make_flatten, "zero-copy, negative axis");
   row("Gather", 1, 10, C, make_gather, "");
   row("Gather", 11, 21, C, make_gather, "negative indices wrap");
   row("GatherElements", 11, 21, C, make_gather_elements, "");
@@ -37,12 +37,12 @@ Family register_onnx_tensor() {
   row(
       "Reshape", 5, 13, C, [](const KernelInit& i) { return make_reshape(i, false); }, "zero-copy, 0 copies the dim");
   row(
-      "Reshape", 14, 21, C, [](const KernelInit& i) { return make_reshape(i, true); }, "zero-copy, allowzero");
+      "Reshape", 14, 21, kMoveTypes, [](const KernelInit& i) { return make_reshape(i, true); }, "zero-copy, allowzero");
   row(
       "Shape", 1, 14, C, [](const KernelInit& i) { return make_shape(i, false); }, "int64");
   row(
-      "Shape", 15, 21, C, [](const KernelInit& i) { return make_shape(i, true); }, "int64, start/end");
-  row("Size", 1, 21, C, make_size, "int64 scalar");
+      "Shape", 15, 21, kMoveTypes, [](const KernelInit& i) { return make_shape(i, true); }, "int64, start/end");
+  row("Size", 1, 21, kMoveTypes, make_size, "int64 scalar");
   row(
       "Slice", 1, 9, C, [](const KernelInit& i) { return make_slice(i, false); }, "starts/ends/axes attributes");
   row(
@@ -58,11 +58,13 @@ Family register_onnx_tensor() {
   row(
       "Squeeze", 1, 12, C, [](const KernelInit& i) { return make_squeeze(i, false); }, "axes attribute, zero-copy");
   row(
-      "Squeeze", 13, 21, C, [](const KernelInit& i) { return make_squeeze(i, true); }, "axes input, zero-copy");
+      "Squeeze", 13, 21, kMoveTypes, [](const KernelInit& i) { return make_squeeze(i, true); },
+      "axes input, zero-copy");
   row(
       "Unsqueeze", 1, 12, C, [](const KernelInit& i) { return make_unsqueeze(i, false); }, "axes attribute, zero-copy");
   row(
-      "Unsqueeze", 13, 21, C, [](const KernelInit& i) { return make_unsqueeze(i, true); }, "axes input, zero-copy");
+      "Unsqueeze", 13, 21, kMoveTypes, [](const KernelInit& i) { return make_unsqueeze(i, true); },
+      "axes input, zero-copy");
   row("Tile", 1, 5, C, make_tile_v1, "tiles and axis scalar inputs");
   row("Tile", 6, 21, C, make_tile, "");
   row("Transpose", 1, 21, C, make_transpose, "tiled 2D fast path");

@@ -11,6 +11,12 @@ namespace tensor_ops {
 const std::vector<DType> kCopyTypes = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
                                        DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kUInt8,
                                        DType::kUInt16,  DType::kUInt32,  DType::kUInt64,  DType::kBool};
+const std::vector<DType> kMoveTypes = [] {
+  std::vector<DType> t = kCopyTypes;
+  t.insert(t.end(), {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ,
+                     DType::kUInt4, DType::kInt4});
+  return t;
+}();
 const std::vector<DType> kIndexTypes = {DType::kInt32, DType::kInt64};
 
 Strides contiguous_strides(const Shape& s) {

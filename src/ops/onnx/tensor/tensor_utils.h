@@ -17,6 +17,9 @@ using Strides = std::vector<int64_t>;
 
 /// Every dtype a copy-type op serves: numeric, bool and float16.
 extern const std::vector<DType> kCopyTypes;
+/// kCopyTypes plus the 1-byte float8 and (unpacked, core/subbyte.h) int4/uint4 types: for the
+/// zero-copy shape ops (Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size).
+extern const std::vector<DType> kMoveTypes;
 /// Index inputs: int32 and int64.
 extern const std::vector<DType> kIndexTypes;
 
