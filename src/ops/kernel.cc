@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/checked_size.h"
+#include "runtime/low_precision.h"
 
 namespace pointrt {
 
@@ -115,16 +116,13 @@ std::vector<OpSupport> supported_ops() {
   for (const auto& e : op_table().entries()) {
     OpSupport o{e.domain, e.op_type, e.since, e.until, e.types, e.note};
     // float16/bfloat16 inputs of a float32 kernel run through casts (runtime/low_precision.h).
-    auto lists = [&](DType t) { return std::find(e.types.begin(), e.types.end(), t) != e.types.end(); };
-    if (e.typed_input >= 0 && lists(DType::kFloat32) && (!lists(DType::kFloat16) || !lists(DType::kBFloat16))) {
-      std::string added;
-      for (DType t : {DType::kFloat16, DType::kBFloat16})
-        if (!lists(t)) {
-          o.types.push_back(t);
-          added += str_cat(added.empty() ? "" : "/", dtype_name(t));
-        }
-      o.note += str_cat(o.note.empty() ? "" : "; ", added, " computed in float32");
-    }
+    std::string added;
+    for (DType t : {DType::kFloat16, DType::kBFloat16})
+      if (runs_via_float32(e, t)) {
+        o.types.push_back(t);
+        added += str_cat(added.empty() ? "" : "/", dtype_name(t));
+      }
+    if (!added.empty()) o.note += str_cat(o.note.empty() ? "" : "; ", added, " computed in float32");
     r.push_back(std::move(o));
   }
   std::sort(r.begin(), r.end(), [](const OpSupport& a, const OpSupport& b) {

@@ -12,12 +12,12 @@ bool lists(const OpEntry& e, DType t) { return std::find(e.types.begin(), e.type
 // A node of `g` needs casts when its typed input is float16/bfloat16 and its row serves that
 // type only through float32.
 bool needs_casts(const Graph& g, const Node& n, const OpEntry* e) {
-  if (!e || e->types.empty() || e->typed_input < 0) return false;
+  if (!e || e->typed_input < 0) return false;  // (runs_via_float32 checks the types)
   const size_t ti = static_cast<size_t>(e->typed_input);
   if (ti >= n.inputs.size() || n.inputs[ti] < 0) return false;
   const Value& v = g.values[n.inputs[ti]];
   const DType t = v.dtype;
-  return v.is_tensor() && is_half_type(t) && !lists(*e, t) && lists(*e, DType::kFloat32);
+  return v.is_tensor() && runs_via_float32(*e, t);
 }
 
 // A value name not used in `g` yet: `base`, else base_1, base_2, ...
@@ -117,9 +117,12 @@ class CastInserter {
 
 }  // namespace
 
+bool runs_via_float32(const OpEntry& e, DType t) {
+  return is_half_type(t) && e.typed_input >= 0 && !lists(e, t) && lists(e, DType::kFloat32);
+}
+
 bool runs_element_type(const OpEntry& e, DType t) {
-  if (e.types.empty() || t == DType::kUndefined || lists(e, t)) return true;
-  return is_half_type(t) && lists(e, DType::kFloat32);
+  return e.types.empty() || t == DType::kUndefined || lists(e, t) || runs_via_float32(e, t);
 }
 
 bool compute_low_precision_in_float32(Graph& g, const OpTable& table) { return CastInserter(g, table).run(); }

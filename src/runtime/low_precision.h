@@ -17,6 +17,10 @@
 
 namespace pointrt {
 
+/// True when a float16/bfloat16 typed input `t` runs through `e`'s float32 kernel: the row lists
+/// float32 but not `t`. The one rule the pass, check-supported and supported_ops() share.
+bool runs_via_float32(const OpEntry& e, DType t);
+
 /// True when `e` runs inputs of type `t`: natively (listed in e.types, or no list) or, for
 /// float16/bfloat16, through float32 casts (e lists float32).
 bool runs_element_type(const OpEntry& e, DType t);
