@@ -12,6 +12,13 @@
 namespace pointrt {
 namespace schema_util {
 
+// The ONNX names the families' schemas.cc files use; `using namespace schema_util;` brings them in.
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+using onnx::TensorProto;
+using onnx::TensorShapeProto_Dimension;
+
 inline onnx::TensorShapeProto_Dimension fixed_dim(int64_t v) {
   onnx::TensorShapeProto_Dimension d;
   d.set_dim_value(v);

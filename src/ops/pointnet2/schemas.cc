@@ -12,10 +12,6 @@ namespace pointnet2 {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
 using namespace schema_util;
 
 OpSchema base(const char* name, const char* doc) {

@@ -10,11 +10,6 @@ namespace sparse {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
-using onnx::TensorShapeProto_Dimension;
 using namespace schema_util;
 
 const char* kTypeDoc = "float32, or float16/bfloat16 computed in float32";
