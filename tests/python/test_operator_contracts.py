@@ -267,3 +267,80 @@ def test_the_check_catches_a_wrong_name() -> None:
     assert any("'min_radus' is not in the C++ schema" in p for p in _check_node(g.nodes[0], {}))
     g.op("pointrt::FurthestPointSample", _t(), npoint_i=4, ignore_origin_i=1)
     assert any("defaults to 1 in Python, 0 in C++" in p for p in _check_node(g.nodes[1], {"npoint": 4}))
+
+
+# ------------------------------------------------------------------ the kernels' own defaults
+# The kernels parse their attributes themselves (a default written once more, in the parser): a node
+# without the attribute must run exactly as one that carries the schema's default. Inputs where the
+# attribute matters (origin points for ignore_origin, centres on points for min_radius, label 0 for
+# ignore_label, scores about the threshold, a kernel that a stride would thin out).
+def _cloud(rng, shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def _kernel_cases() -> Dict[str, tuple]:
+    rng = np.random.default_rng(13)
+    xyz = _cloud(rng, (1, 16, 3), 1.0, 2.0)
+    xyz[0, 5:8] = 0.0  # points at the origin, far from the others: FPS takes one unless ignore_origin
+    labels = rng.integers(-1, 3, (1, 16)).astype(np.int32)
+    sites = np.array([[0, z, y, x] for z in range(3) for y in range(3) for x in range(2)], np.int32)
+    boxes = np.concatenate([_cloud(rng, (1, 10, 3), 0, 3), _cloud(rng, (1, 10, 3), 1, 2),
+                            _cloud(rng, (1, 10, 1))], axis=2)
+    heads = {"heatmap": _cloud(rng, (1, 2, 8, 8), -4, 2), "offset": _cloud(rng, (1, 2, 8, 8)),
+             "height": _cloud(rng, (1, 1, 8, 8)), "size": _cloud(rng, (1, 3, 8, 8)),
+             "rotation": _cloud(rng, (1, 2, 8, 8))}
+    return {
+        "FurthestPointSample": ({"xyz": xyz}, {"npoint": 4}),
+        "BallQuery": ({"xyz": xyz, "new_xyz": xyz[:, :4].copy()}, {"radius": 0.6, "nsample": 4}),
+        "MeanShift": ({"votes": _cloud(rng, (1, 2, 16, 3)), "labels": labels},
+                      {"num_instances": 3, "bandwidth": 0.5}),
+        "InstanceReduce": ({"values": _cloud(rng, (1, 16, 3)), "labels": labels}, {"num_instances": 3}),
+        "CenterPointDecode": (heads, {"voxel_size": [0.1, 0.1, 0.2], "point_cloud_range": _PCR,
+                                      "out_size_factor": 4.0}),
+        "BoxNMS": ({"boxes": boxes, "scores": rng.uniform(0, 1, (1, 10)).astype(np.float32)}, {}),
+        "SparseConv": ({"features": _cloud(rng, (len(sites), 2)), "indices": sites,
+                        "weight": _cloud(rng, (3, 3, 3, 3, 2))},
+                       {"kernel_size": [3, 3, 3], "input_spatial_shape": [4, 4, 4]}),
+        "ScatterDense": ({"features": _cloud(rng, (len(sites), 2)), "indices": sites}, {"spatial_shape": [4, 4, 4]}),
+    }
+
+
+def _run_node(tmp_path, op: str, inputs: Dict[str, np.ndarray], attrs: Dict[str, Any]) -> List[np.ndarray]:
+    import onnx
+    from onnx import helper
+
+    schema = SCHEMAS[op]
+    outputs = [o["name"] for o in schema["outputs"]]
+    node = helper.make_node(op, list(inputs), outputs, domain="pointrt", **attrs)
+    graph = helper.make_graph(
+        [node], "contract",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+         for n, v in inputs.items()],
+        [helper.make_empty_tensor_value_info(n) for n in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("pointrt", 1)])
+    path = tmp_path / f"{op}_{len(attrs)}.onnx"
+    onnx.save(model, str(path))
+    result = _pointrt.Session(str(path)).run(inputs)
+    return [result[n] for n in outputs]
+
+
+KERNEL_CASES = _kernel_cases()
+
+
+def test_every_defaulted_attribute_has_a_kernel_case() -> None:
+    with_defaults = {n for n, s in SCHEMAS.items() if any(a["default"] is not None for a in s["attributes"].values())}
+    assert with_defaults <= set(KERNEL_CASES), sorted(with_defaults - set(KERNEL_CASES))
+
+
+@pytest.mark.parametrize("op", list(KERNEL_CASES))
+def test_kernel_defaults_match_cpp_schema(tmp_path, op) -> None:
+    inputs, required = KERNEL_CASES[op]
+    implicit = _run_node(tmp_path, op, inputs, required)
+    problems = []
+    for attr, a in SCHEMAS[op]["attributes"].items():
+        if a["default"] is None:
+            continue
+        explicit = _run_node(tmp_path, op, inputs, dict(required, **{attr: a["default"]}))
+        if not all(x.shape == y.shape and np.array_equal(x, y, equal_nan=True) for x, y in zip(implicit, explicit)):
+            problems.append(f"{op}: the kernel without '{attr}' differs from '{attr}' = {a['default']!r}")
+    assert not problems, "\n".join(problems)
