@@ -6,11 +6,15 @@ returns them.  The Python side writes the ONNX nodes in two places: the ``OpDecl
 (torch >= 2.4 custom ops, both exporters; the sparse Functions' ``symbolic`` too) and the autograd
 Functions' ``symbolic`` (the TorchScript exporter on torch 1.13).  Every node either can write is
 compared with the C++ schema here, so a renamed, retyped or re-defaulted attribute fails CI.
-The numpy oracle of the tests (tests/python/oracle.py) is checked for its defaults too.
+The numpy oracle of the tests (tests/python/oracle.py) is checked for its defaults too, and the
+C++ kernels against their own schemas: a node without a defaulted attribute runs as one carrying
+the schema's default, and each family's kernels read exactly the attribute names it declares.
 """
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 from typing import Any, Dict, List
 
 import numpy as np
@@ -272,7 +276,7 @@ def test_the_check_catches_a_wrong_name() -> None:
 # ------------------------------------------------------------------ the kernels' own defaults
 # The kernels parse their attributes themselves (a default written once more, in the parser): a node
 # without the attribute must run exactly as one that carries the schema's default. Inputs where the
-# attribute matters (origin points for ignore_origin, centres on points for min_radius, label 0 for
+# attribute matters (origin points for ignore_origin, centres next to points for min_radius, label 0 for
 # ignore_label, scores about the threshold, a kernel that a stride would thin out).
 def _cloud(rng, shape, lo=-1.0, hi=1.0):
     return rng.uniform(lo, hi, shape).astype(np.float32)
@@ -291,7 +295,7 @@ def _kernel_cases() -> Dict[str, tuple]:
              "rotation": _cloud(rng, (1, 2, 8, 8))}
     return {
         "FurthestPointSample": ({"xyz": xyz}, {"npoint": 4}),
-        "BallQuery": ({"xyz": xyz, "new_xyz": xyz[:, :4].copy()}, {"radius": 0.6, "nsample": 4}),
+        "BallQuery": ({"xyz": xyz, "new_xyz": xyz[:, :4] + np.float32(0.01)}, {"radius": 0.6, "nsample": 4}),
         "MeanShift": ({"votes": _cloud(rng, (1, 2, 16, 3)), "labels": labels},
                       {"num_instances": 3, "bandwidth": 0.5}),
         "InstanceReduce": ({"values": _cloud(rng, (1, 16, 3)), "labels": labels}, {"num_instances": 3}),
@@ -344,3 +348,26 @@ def test_kernel_defaults_match_cpp_schema(tmp_path, op) -> None:
         if not all(x.shape == y.shape and np.array_equal(x, y, equal_nan=True) for x, y in zip(implicit, explicit)):
             problems.append(f"{op}: the kernel without '{attr}' differs from '{attr}' = {a['default']!r}")
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------ the names the kernels read
+# A static check of the C++ side itself: the attribute names a family's kernels read (Attributes'
+# get_int/get_float/get_ints/get_floats/get_string/has, sparse's get_ints3, detect's choice) are
+# exactly those its schemas.cc declares, so a kernel cannot read a name the schema (and so every
+# check above) does not know.
+SRC = Path(__file__).resolve().parents[2] / "src" / "ops"
+_READ = re.compile(r'\b(?:get_(?:int|float|ints|floats|string|ints3)|has|choice)\('
+                   r'\s*(?:[\w.]+(?:\(\))?\s*,\s*)?"(\w+)"')
+_DECLARED = re.compile(r'\.Attr\(\s*"(\w+)"')
+
+
+@pytest.mark.parametrize("family", ["pointnet2", "sparse", "pose", "detect"])
+def test_kernels_read_the_declared_attributes(family) -> None:
+    folder = SRC / family
+    declared = set(_DECLARED.findall((folder / "schemas.cc").read_text()))
+    read = set()
+    for f in sorted(folder.glob("*.cc")) + sorted(folder.glob("*.h")):
+        if f.name != "schemas.cc":
+            read |= set(_READ.findall(f.read_text()))
+    assert read - declared == set(), f"src/ops/{family} reads attributes its schemas.cc does not declare"
+    assert declared - read == set(), f"src/ops/{family}/schemas.cc declares attributes no kernel reads"
