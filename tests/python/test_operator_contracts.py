@@ -8,7 +8,8 @@ Functions' ``symbolic`` (the TorchScript exporter on torch 1.13).  Every node ei
 compared with the C++ schema here, so a renamed, retyped or re-defaulted attribute fails CI.
 The numpy oracle of the tests (tests/python/oracle.py) is checked for its defaults too, and the
 C++ kernels against their own schemas: a node without a defaulted attribute runs as one carrying
-the schema's default, and each family's kernels read exactly the attribute names it declares.
+the schema's default, and each family's kernels read exactly the attribute names it declares;
+each operator page (docs/operators-<family>.md) names every attribute.
 """
 from __future__ import annotations
 
@@ -371,3 +372,25 @@ def test_kernels_read_the_declared_attributes(family) -> None:
             read |= set(_READ.findall(f.read_text()))
     assert read - declared == set(), f"src/ops/{family} reads attributes its schemas.cc does not declare"
     assert declared - read == set(), f"src/ops/{family}/schemas.cc declares attributes no kernel reads"
+
+
+# ------------------------------------------------------------------ the operator pages
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _doc_section(op: str) -> str:
+    for page in sorted(DOCS.glob("operators-*.md")):
+        m = re.search(rf"^## {op}\n(.*?)(?=^## |\Z)", page.read_text(), re.S | re.M)
+        if m:
+            return m.group(1)
+    return ""
+
+
+@pytest.mark.parametrize("op", sorted(SCHEMAS))
+def test_operator_page_names_every_attribute(op) -> None:
+    """docs/operators-<family>.md has a section ``## <Op>`` naming each attribute in backticks."""
+    section = _doc_section(op)
+    assert section, f"no '## {op}' section in docs/operators-*.md"
+    leading = {m.group(0) for m in (re.match(r"\w+", t) for t in re.findall(r"`([^`]*)`", section)) if m}
+    missing = sorted(set(SCHEMAS[op]["attributes"]) - leading)
+    assert not missing, f"{op}: attributes the operator page does not name: {missing}"
