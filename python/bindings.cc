@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "io/nonfinite.h"
+#include "ops/registry.h"
 #include "pointrt/pointrt.h"
 
 namespace py = pybind11;
@@ -378,6 +379,58 @@ class PySession {
   std::unique_ptr<Session> session_;
 };
 
+// An attribute's value as a Python value (int, float, str or a list of them); None when unset.
+py::object attribute_value(const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::INT: return py::int_(a.i());
+    case A::FLOAT: return py::float_(a.f());
+    case A::STRING: return py::str(a.s());
+    case A::INTS: return py::cast(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::FLOATS: return py::cast(std::vector<float>(a.floats().begin(), a.floats().end()));
+    default: return py::none();
+  }
+}
+
+py::list formal_parameters(const std::vector<onnx::OpSchema::FormalParameter>& params) {
+  py::list out;
+  for (const auto& p : params) {
+    py::dict d;
+    d["name"] = p.GetName();
+    d["optional"] = p.GetOption() == onnx::OpSchema::Optional;
+    d["variadic"] = p.GetOption() == onnx::OpSchema::Variadic;
+    out.append(d);
+  }
+  return out;
+}
+
+// The families' ONNX schemas of the custom-domain operators (ops/registry.h): the C++ statement of
+// each operator's inputs, outputs and attributes (type, required, default), for the tests that check
+// the Python exporters against it (tests/python/test_operator_contracts.py).
+py::list operator_schemas() {
+  py::list out;
+  for (const onnx::OpSchema& s : registry().schemas) {
+    py::dict attrs;
+    for (const auto& [name, a] : s.attributes()) {
+      py::dict d;
+      d["type"] = onnx::AttributeProto::AttributeType_Name(a.type);
+      d["required"] = a.required;
+      d["default"] =
+          a.default_value.type() == onnx::AttributeProto::UNDEFINED ? py::none() : attribute_value(a.default_value);
+      attrs[py::str(name)] = d;
+    }
+    py::dict d;
+    d["domain"] = s.domain();
+    d["name"] = s.Name();
+    d["since_version"] = s.since_version();
+    d["inputs"] = formal_parameters(s.inputs());
+    d["outputs"] = formal_parameters(s.outputs());
+    d["attributes"] = attrs;
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_pointrt, m) {
@@ -435,6 +488,9 @@ PYBIND11_MODULE(_pointrt, m) {
     for (const auto& o : supported_ops()) r.emplace_back(o.domain, o.op_type, o.since_version, o.until_version);
     return r;
   });
+  m.def("operator_schemas", &operator_schemas,
+        "the pointrt-domain operators' ONNX schemas: [{domain, name, since_version, inputs, outputs, "
+        "attributes: {name: {type, required, default}}}] (inputs/outputs: [{name, optional, variadic}])");
   m.def(
       "build_info", [] { return build_info(); }, "versions of pointrt, ONNX, protobuf, oneDNN and the build flags");
   m.attr("__version__") = version();

@@ -8,7 +8,8 @@ API: ``Session(path, threads=0, optimize=True, max_tensor_bytes=None, external_d
 observe=())``, ``.inputs`` / ``.outputs`` (``ValueInfo``: name, dtype, shape), ``.input_names``,
 ``.output_names``, ``.run({name: array}, nonfinite="warn", on_value=None) -> {name: np.ndarray}``
 (``on_value(name, array)`` sees each ``observe``d value as it is computed), ``.execution_plan()``,
-and ``supported_ops()`` / ``build_info()``.
+and ``supported_ops()`` / ``build_info()`` / ``operator_schemas()`` (the pointrt-domain operators'
+ONNX schemas: inputs, outputs, attributes with type, required and default).
 """
 import importlib
 from typing import NamedTuple, Optional

@@ -35,6 +35,7 @@ Registry build_registry() {
     for (auto& s : f.schemas) schemas.push_back(std::move(s));
     for (auto importer : f.importers) r.importers.push_back(importer);
   }
+  r.schemas = schemas;
   register_with_onnx(std::move(schemas));
   return r;
 }

@@ -32,6 +32,9 @@ struct Registry {
   OpTable table;                           // every row (overlapping opset ranges are an error)
   std::vector<GraphPass> passes;           // every family pass, in family order
   std::vector<ForeignImporter> importers;  // tried in family order at import; the first that rewrites wins
+  // The families' ONNX schemas (also registered with ONNX): the one statement of each custom operator's
+  // inputs, outputs and attributes, which the Python side is checked against (_pointrt.operator_schemas()).
+  std::vector<onnx::OpSchema> schemas;
 };
 
 /// The registry, built on first use from ops/families.h's list. Building it also registers the

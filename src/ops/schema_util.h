@@ -12,6 +12,13 @@
 namespace pointrt {
 namespace schema_util {
 
+// The ONNX names the families' schemas.cc files use; `using namespace schema_util;` brings them in.
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+using onnx::TensorProto;
+using onnx::TensorShapeProto_Dimension;
+
 inline onnx::TensorShapeProto_Dimension fixed_dim(int64_t v) {
   onnx::TensorShapeProto_Dimension d;
   d.set_dim_value(v);
@@ -24,12 +31,18 @@ inline int input_rank(onnx::InferenceContext& ctx, size_t input) {
 }
 
 /// Dimension `axis` of input `input` (unknown when the input has no shape); checks the rank when
-/// `rank` >= 0.
-inline onnx::TensorShapeProto_Dimension input_dim(onnx::InferenceContext& ctx, size_t input, int rank, int axis) {
+/// `rank` >= 0, and that a known last dimension equals `last` when `last` >= 0.
+inline onnx::TensorShapeProto_Dimension input_dim(onnx::InferenceContext& ctx, size_t input, int rank, int axis,
+                                                  int64_t last = -1) {
   if (!onnx::hasInputShape(ctx, input)) return onnx::TensorShapeProto_Dimension();
   const onnx::TensorShapeProto& s = onnx::getInputShape(ctx, input);
   if (rank >= 0 && s.dim_size() != rank)
     fail_shape_inference("input ", input, " must have rank ", rank, ", got ", s.dim_size());
+  if (last >= 0 && s.dim_size() > 0) {
+    const onnx::TensorShapeProto_Dimension& d = s.dim(s.dim_size() - 1);
+    if (d.has_dim_value() && d.dim_value() != last)
+      fail_shape_inference("input ", input, " must have last dimension ", last, ", got ", d.dim_value());
+  }
   if (axis < 0 || axis >= s.dim_size()) return onnx::TensorShapeProto_Dimension();
   return s.dim(axis);
 }
@@ -46,6 +59,13 @@ inline void set_output(onnx::InferenceContext& ctx, size_t output, int32_t elem_
 inline int64_t int_attr(onnx::InferenceContext& ctx, const char* name, int64_t dflt) {
   const onnx::AttributeProto* a = ctx.getAttribute(name);
   return a && a->has_i() ? a->i() : dflt;
+}
+
+/// A required integer attribute (inference fails naming it when it is absent).
+inline int64_t required_int_attr(onnx::InferenceContext& ctx, const char* name) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  if (!a || !a->has_i()) fail_shape_inference("attribute '", name, "' is required");
+  return a->i();
 }
 
 /// The float type constraint "T" of the pointrt operators: float32, and float16/bfloat16, which

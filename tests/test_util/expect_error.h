@@ -1,5 +1,6 @@
 // expect_error(f, {fragments}): f must throw pointrt::Error (nothing else) with a one-line
-// message holding every fragment.
+// message holding every fragment. expect_error_with(f, {fragments}): f must throw a pointrt::Error
+// whose message (of any number of lines) holds every fragment.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -24,6 +25,20 @@ void expect_error(F&& f, const std::vector<std::string>& fragments) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "expected pointrt::Error, got another exception: " << e.what();
   }
+}
+
+/// Expect a pointrt::Error whose message contains every fragment.
+template <typename F>
+void expect_error_with(F&& f, const std::vector<std::string>& fragments) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& frag : fragments)
+      EXPECT_NE(msg.find(frag), std::string::npos) << "missing '" << frag << "' in: " << msg;
+    return;
+  }
+  ADD_FAILURE() << "expected pointrt::Error";
 }
 
 }  // namespace pointrt::test

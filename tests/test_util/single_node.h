@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util/expect_error.h"  // expect_error_with
 #include "test_util/node_runner.h"
 
 namespace pointrt::test {
@@ -34,15 +35,6 @@ inline std::vector<Tensor> run_pointrt_node(const std::string& op, const std::ve
 template <typename T>
 Tensor make_tensor(Shape shape, const std::vector<T>& values) {
   return tensor_of<T>(std::move(shape), values);
-}
-
-/// Expect a pointrt::Error whose message contains every fragment.
-template <typename F>
-void expect_error_with(F&& f, const std::vector<std::string>& fragments) {
-  const std::string msg = error_text(f);
-  EXPECT_NE(msg, "<no error>");
-  for (const auto& frag : fragments)
-    EXPECT_NE(msg.find(frag), std::string::npos) << "missing '" << frag << "' in: " << msg;
 }
 
 }  // namespace pointrt::test

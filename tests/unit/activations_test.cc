@@ -6,9 +6,9 @@
 
 #include <cmath>
 #include <functional>
-#include <random>
 
 #include "test_util/node_runner.h"
+#include "test_util/random.h"
 
 using namespace pointrt;
 using namespace pointrt::test;
@@ -16,19 +16,6 @@ using namespace pointrt::test;
 namespace {
 
 using Formula = std::function<double(double)>;
-
-Tensor random_tensor(DType dtype, int64_t n, double lo, double hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Tensor t = Tensor::allocate(dtype, {n});
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = dist(rng);
-    if (dtype == DType::kFloat32) t.data_as<float>()[i] = static_cast<float>(v);
-    if (dtype == DType::kFloat64) t.data_as<double>()[i] = v;
-    if (dtype == DType::kFloat16) t.data_as<uint16_t>()[i] = float_to_half(static_cast<float>(v));
-  }
-  return t;
-}
 
 double element(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat32) return t.data_as<float>()[i];
@@ -43,7 +30,7 @@ void check_against_formula(const std::string& op, int64_t opset, double lo, doub
   for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16}) {
     const double tol = dtype == DType::kFloat16 ? 2e-3 : (dtype == DType::kFloat32 ? 2e-6 : 1e-13);
     for (int64_t n : {0, 1, 7, 1023, 1025}) {
-      NodeCase c{op, opset, "", {{"x", random_tensor(dtype, n, lo, hi, static_cast<uint32_t>(n))}}};
+      NodeCase c{op, opset, "", {{"x", random_values(dtype, {n}, static_cast<uint32_t>(n), lo, hi)}}};
       c.attrs = attrs;
       const Tensor y = run_node(c)[0];
       ASSERT_EQ(y.dtype(), dtype);

@@ -2,25 +2,14 @@
 // integer offset shifts the sampling grid; a mask scales taps; the shape errors.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "test_util/node_runner.h"
+#include "test_util/random.h"
 
 using namespace pointrt;
 using namespace pointrt::test;
 
-namespace {
-Tensor random_tensor(const Shape& s, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  Tensor t = Tensor::allocate(DType::kFloat32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
-}  // namespace
-
 TEST(DeformConv, ZeroOffsetsIsConvWithGroupsPadsStrides) {
-  const Tensor x = random_tensor({2, 4, 7, 6}, 1), w = random_tensor({6, 2, 3, 2}, 2), b = random_tensor({6}, 3);
+  const Tensor x = random_floats({2, 4, 7, 6}, 1), w = random_floats({6, 2, 3, 2}, 2), b = random_floats({6}, 3);
   auto attrs = [](onnx::NodeProto& n) {
     ModelBuilder::attr_int(n, "group", 2);
     ModelBuilder::attr_ints(n, "pads", {1, 0, 1, 1});

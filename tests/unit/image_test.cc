@@ -12,29 +12,12 @@
 #include "ops/onnx/image/grid_sample.h"
 #include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
+#include "test_util/random.h"
 
 using namespace pointrt;
+using pointrt::test::random_values;
 
 namespace {
-
-Tensor random_tensor(DType dtype, const Shape& shape, uint32_t seed, double lo = -4, double hi = 4) {
-  Tensor t = Tensor::allocate(dtype, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = u(rng);
-    switch (dtype) {
-      case DType::kFloat32: t.data_as<float>()[i] = static_cast<float>(v); break;
-      case DType::kFloat64: t.data_as<double>()[i] = v; break;
-      case DType::kFloat16: t.data_as<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
-      case DType::kUInt8: t.data_as<uint8_t>()[i] = static_cast<uint8_t>(std::fabs(v) * 60); break;
-      case DType::kInt32: t.data_as<int32_t>()[i] = static_cast<int32_t>(v * 1000); break;
-      case DType::kInt64: t.data_as<int64_t>()[i] = static_cast<int64_t>(v * 1000); break;
-      default: ADD_FAILURE() << "random_tensor: unsupported dtype";
-    }
-  }
-  return t;
-}
 
 Tensor floats(const Shape& shape, std::vector<float> v) {
   Tensor t = Tensor::allocate(DType::kFloat32, shape);
@@ -146,7 +129,7 @@ struct ResizeCase {
 };
 
 void check_resize(const ResizeAttrs& a, const ResizeCase& rc, DType dtype, uint32_t seed, const std::string& label) {
-  Tensor x = random_tensor(dtype, rc.in, seed);
+  Tensor x = random_values(dtype, rc.in, seed);
   std::optional<Tensor> scales, sizes, roi;
   if (!rc.scales.empty())
     scales = floats({static_cast<int64_t>(rc.scales.size())}, rc.scales);
@@ -257,7 +240,7 @@ TEST(Resize, OtherElementTypes) {
 
 TEST(Resize, NearestIntegerScaleIsRepeat) {
   ResizeAttrs a;  // nearest, half_pixel, round_prefer_floor
-  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 4}, 5);
+  Tensor x = random_values(DType::kFloat32, {1, 1, 3, 4}, 5);
   Tensor s = floats({4}, {1, 1, 2, 3});
   ResizePlan plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &s, nullptr, "t"));
   Tensor y = Tensor::allocate(DType::kFloat32, plan.geometry.out);
@@ -280,11 +263,11 @@ TEST(Resize, PreparedPlanAndShapeChange) {
   // Scales constant and the input shape declared: the plan is built at prepare; a run with a
   // different shape must still be right (plan rebuilt).
   Tensor s = floats({4}, {1, 1, 2, 0.5f});
-  Tensor x0 = random_tensor(DType::kFloat32, {1, 2, 4, 6}, 9);
+  Tensor x0 = random_values(DType::kFloat32, {1, 2, 4, 6}, 9);
   NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}}, {x0, std::nullopt, s}, {false, false, true},
                 Shape{1, 2, 4, 6});
   for (const Shape& shape : {Shape{1, 2, 4, 6}, Shape{2, 1, 3, 9}}) {
-    Tensor x = random_tensor(DType::kFloat32, shape, 10);
+    Tensor x = random_values(DType::kFloat32, shape, 10);
     Tensor y = h.run({x, std::nullopt, s});
     ResizeAttrs a;
     a.mode = ResizeAttrs::Mode::kLinear;
@@ -296,7 +279,7 @@ TEST(Resize, PreparedPlanAndShapeChange) {
 }
 
 TEST(Resize, CropOutsideGivesExtrapolationValue) {
-  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 14);
+  Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 14);
   Tensor roi = floats({8}, {0, 0, 1.5f, 0, 1, 1, 2.5f, 1});  // H crop entirely below the input
   NodeHarness h("Resize", 13,
                 {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")},
@@ -310,7 +293,7 @@ TEST(Resize, CropOutsideGivesExtrapolationValue) {
 
 TEST(Resize, OptionalInputsEmptyTensors) {
   // Opset 11 style: roi and scales present but empty, sizes given.
-  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 12);
+  Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 12);
   Tensor empty = Tensor::allocate(DType::kFloat32, {0});
   NodeHarness h("Resize", 11, {{"mode", str_attr("nearest")}}, {x, empty, empty, int64s({4}, {1, 1, 6, 2})});
   Tensor y = h.run({x, empty, empty, int64s({4}, {1, 1, 6, 2})});
@@ -337,7 +320,7 @@ TEST(Resize, Opset10AndUpsample) {
 }
 
 TEST(Resize, ErrorPaths) {
-  Tensor x = random_tensor(DType::kFloat32, {1, 1, 3, 3}, 13);
+  Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 13);
   NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}},
                 {x, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
   // both scales and sizes
@@ -396,7 +379,7 @@ TEST(Resize, Bilinear2xSpeedSanity) {
   // The segmentation-head case; prints the time, asserts only correctness of a corner.
   ResizeAttrs a;
   a.mode = ResizeAttrs::Mode::kLinear;
-  Tensor x = random_tensor(DType::kFloat32, {1, 64, 128, 128}, 21);
+  Tensor x = random_values(DType::kFloat32, {1, 64, 128, 128}, 21);
   Tensor s = floats({4}, {1, 1, 2, 2});
   ResizePlan plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &s, nullptr, "t"));
   Tensor y = Tensor::allocate(DType::kFloat32, plan.geometry.out);
@@ -418,7 +401,7 @@ TEST(Resize, Bilinear2xSpeedSanity) {
 // GridSample
 
 Tensor random_grid(const Shape& shape, uint32_t seed) {
-  Tensor g = random_tensor(DType::kFloat32, shape, seed, -1.3, 1.3);
+  Tensor g = random_values(DType::kFloat32, shape, seed, -1.3, 1.3);
   // Sprinkle exact borders, centres and half-pixel positions.
   const float special[] = {-1.f, 1.f, 0.f, -1.25f, 1.25f, 0.5f, -3.7f, 2.9f};
   for (int64_t i = 0; i < g.numel(); i += 7) g.data_as<float>()[i] = special[(i / 7) % 8];
@@ -448,7 +431,7 @@ TEST(GridSample, OptimisedMatchesReference) {
           a.mode = mode;
           a.padding = pad;
           a.align_corners = ac;
-          Tensor x = random_tensor(DType::kFloat32, c.x, seed++);
+          Tensor x = random_values(DType::kFloat32, c.x, seed++);
           Tensor g = random_grid(c.grid, seed++);
           Shape out = grid_sample_output_shape(c.x, c.grid, 20, "t");
           Tensor y = Tensor::allocate(DType::kFloat32, out), yr = Tensor::allocate(DType::kFloat32, out);
@@ -462,7 +445,7 @@ TEST(GridSample, OptimisedMatchesReference) {
 
 TEST(GridSample, IdentityGridReproducesInput) {
   // align_corners=1 with a grid at the pixel centres returns the input exactly (linear).
-  Tensor x = random_tensor(DType::kFloat32, {1, 2, 3, 5}, 7);
+  Tensor x = random_values(DType::kFloat32, {1, 2, 3, 5}, 7);
   Tensor g = Tensor::allocate(DType::kFloat32, {1, 3, 5, 2});
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 5; ++j) {
@@ -475,7 +458,7 @@ TEST(GridSample, IdentityGridReproducesInput) {
 }
 
 TEST(GridSample, ErrorPaths) {
-  Tensor x = random_tensor(DType::kFloat32, {1, 1, 2, 3, 4}, 1);
+  Tensor x = random_values(DType::kFloat32, {1, 1, 2, 3, 4}, 1);
   Tensor g3 = random_grid({1, 2, 2, 2, 3}, 2);
   NodeHarness h16("GridSample", 16, {}, {x, g3});
   EXPECT_THROW(h16.run({x, g3}), Error);  // 5-D needs opset 20
@@ -540,7 +523,7 @@ TEST(NonMaxSuppression, CenterPointBoxMatchesCorners) {
     m[2] = bw;
     m[3] = bh;
   }
-  Tensor scores = random_tensor(DType::kFloat32, {B, C, N}, 6, 0, 1);
+  Tensor scores = random_values(DType::kFloat32, {B, C, N}, 6, 0, 1);
   auto a = non_max_suppression(corners.data_as<float>(), scores.data_as<float>(), B, C, N, false, 7, 0.3f, true, 0.2f);
   auto b = non_max_suppression(centers.data_as<float>(), scores.data_as<float>(), B, C, N, true, 7, 0.3f, true, 0.2f);
   EXPECT_EQ(a, b);

@@ -10,9 +10,11 @@
 #include "ops/onnx/nn/conv.h"
 #include "runtime/arena_plan.h"
 #include "test_util/model_builder.h"
+#include "test_util/random.h"
 
 using namespace pointrt;
 using pointrt::test::ModelBuilder;
+using pointrt::test::random_floats;
 
 namespace {
 
@@ -32,14 +34,6 @@ size_t peak_live_bytes(const std::vector<ArenaRequest>& r) {
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-
-Tensor random_tensor(const Shape& s, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  Tensor t = Tensor::allocate(DType::kFloat32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = d(rng);
-  return t;
 }
 
 // A chain of elementwise nodes (several intermediates that can share arena bytes) next to a
@@ -113,7 +107,7 @@ TEST(MemoryPattern, SameResultsWithAndWithoutArenaAndDataDependentShapesFallBack
   for (int run = 0; run < 6; ++run) {
     // runs 0-1 and 4-5 share values; 2-3 change how many elements are positive
     uint32_t seed = run < 2 || run >= 4 ? 11 : 100 + run;
-    Tensor x = random_tensor({1000}, seed);
+    Tensor x = random_floats({1000}, seed);
     MemoryStats before = with.memory_stats();
     auto a = with.run({{"x", x}});
     auto c = without.run({{"x", x}});
@@ -146,7 +140,7 @@ TEST(MemoryPattern, ConcurrentRunsAreIdentical) {
   std::vector<std::vector<Tensor>> inputs(kThreads), expected(kThreads);
   for (int t = 0; t < kThreads; ++t)
     for (int r = 0; r < kRuns; ++r) {
-      Tensor x = random_tensor({1000}, 1000 * t + r % 3);  // a few distinct NonZero sizes
+      Tensor x = random_floats({1000}, 1000 * t + r % 3);  // a few distinct NonZero sizes
       inputs[t].push_back(x);
       auto out = ref.run({{"x", x}});
       expected[t].push_back(out[0]);
@@ -182,7 +176,7 @@ TEST(MemoryPattern, OutputsKeptByTheCallerSurviveLaterRuns) {
   Session s(b.load());
   std::vector<Tensor> kept, inputs;
   for (int r = 0; r < 5; ++r) {
-    inputs.push_back(random_tensor({256}, 50 + r));
+    inputs.push_back(random_floats({256}, 50 + r));
     kept.push_back(s.run({{"x", inputs.back()}})[0]);
   }
   for (int r = 0; r < 5; ++r)
@@ -194,7 +188,7 @@ TEST(MemoryPattern, OutputsKeptByTheCallerSurviveLaterRuns) {
 // from the packed copy after the Model is gone, also under another thread count than prepare's.
 TEST(MemoryPattern, ConvRunsFromPackedWeightsAfterTheModelIsDropped) {
   Shape xs{1, 64, 12, 12}, ws{64, 64, 3, 3};
-  Tensor x = random_tensor(xs, 1), w = random_tensor(ws, 2), bias = random_tensor({64}, 3);
+  Tensor x = random_floats(xs, 1), w = random_floats(ws, 2), bias = random_floats({64}, 3);
   ModelBuilder b(13);
   b.input("X", DType::kFloat32, {int64_t(1), int64_t(64), int64_t(12), int64_t(12)});
   b.initializer("W", w);

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <iostream>
-#include <random>
 #include <thread>
 
 #include "graph/onnx_import.h"
@@ -15,9 +14,11 @@
 #include "ops/onnx/nn/nn_kernels.h"
 #include "ops/onnx/nn/pool.h"
 #include "pointrt/pointrt.h"
+#include "test_util/random.h"
 
 using namespace pointrt;
 using namespace pointrt::nn;
+using pointrt::test::random_floats;
 
 namespace {
 
@@ -97,14 +98,6 @@ struct ModelBuilder {
   }
 };
 
-Tensor random_tensor(const Shape& s, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  Tensor t = Tensor::allocate(DType::kFloat32, s);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
-
 void expect_close(const Tensor& got, const Tensor& want, float tol = 1e-4f) {
   ASSERT_EQ(got.shape(), want.shape());
   const float *a = got.data_as<float>(), *b = want.data_as<float>();
@@ -135,9 +128,9 @@ void run_conv_case(const ConvCase& c) {
   SCOPED_TRACE(c.label);
   ModelBuilder mb(17);
   mb.input("X", c.x);
-  Tensor x = random_tensor(c.x, 1), w = random_tensor(c.w, 2);
+  Tensor x = random_floats(c.x, 1), w = random_floats(c.w, 2);
   int64_t m = c.transpose ? c.w[1] * c.group : c.w[0];
-  Tensor b = random_tensor({m}, 3);
+  Tensor b = random_floats({m}, 3);
   std::vector<std::string> ins = {"X", "W"};
   std::map<std::string, Tensor> feeds{{"X", x}};
   if (c.w_constant)
@@ -246,7 +239,7 @@ TEST(NnConv, TransposeMatchesReference) {
 TEST(NnConv, ZeroBatchGivesEmptyOutput) {
   ModelBuilder mb(13);
   mb.input("X", {-1, 3, 5, 5});
-  mb.initializer("W", random_tensor({4, 3, 3, 3}, 1));
+  mb.initializer("W", random_floats({4, 3, 3, 3}, 1));
   mb.node("Conv", {"X", "W"}, {"Y"}, "conv0");
   mb.output("Y");
   Session s(mb.build());
@@ -254,8 +247,8 @@ TEST(NnConv, ZeroBatchGivesEmptyOutput) {
   Tensor y = s.run({{"X", x}})[0];
   EXPECT_EQ(y.shape(), (Shape{0, 4, 3, 3}));
   // symbolic batch: a new shape builds a new primitive, then both stay cached
-  Tensor y1 = s.run({{"X", random_tensor({1, 3, 5, 5}, 4)}})[0];
-  Tensor y2 = s.run({{"X", random_tensor({2, 3, 5, 5}, 4)}})[0];
+  Tensor y1 = s.run({{"X", random_floats({1, 3, 5, 5}, 4)}})[0];
+  Tensor y2 = s.run({{"X", random_floats({2, 3, 5, 5}, 4)}})[0];
   EXPECT_EQ(y1.shape(), (Shape{1, 4, 3, 3}));
   EXPECT_EQ(y2.shape(), (Shape{2, 4, 3, 3}));
 }
@@ -263,12 +256,12 @@ TEST(NnConv, ZeroBatchGivesEmptyOutput) {
 TEST(NnConv, ErrorsNameTheNode) {
   ModelBuilder mb(13);
   mb.input("X", {-1, -1, 5, 5});
-  mb.initializer("W", random_tensor({4, 3, 3, 3}, 1));
+  mb.initializer("W", random_floats({4, 3, 3, 3}, 1));
   mb.node("Conv", {"X", "W"}, {"Y"}, "my_conv");
   mb.output("Y");
   Session s(mb.build());
   try {
-    s.run({{"X", random_tensor({1, 5, 5, 5}, 1)}});
+    s.run({{"X", random_floats({1, 5, 5, 5}, 1)}});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -276,7 +269,7 @@ TEST(NnConv, ErrorsNameTheNode) {
     EXPECT_NE(m.find("input channels"), std::string::npos) << m;
   }
   // spatial input smaller than the kernel
-  EXPECT_THROW(s.run({{"X", random_tensor({1, 3, 2, 2}, 1)}}), Error);
+  EXPECT_THROW(s.run({{"X", random_floats({1, 3, 2, 2}, 1)}}), Error);
 }
 
 // A per-axis attribute with the wrong number of values (window_attr_values) is one error that
@@ -287,7 +280,7 @@ TEST(NnConv, PerAxisAttributeOfTheWrongLength) {
     mb.input("X", {1, 3, 5, 5});
     std::vector<std::string> inputs = {"X"};
     if (op == "Conv") {
-      mb.initializer("W", random_tensor({4, 3, 3, 3}, 1));
+      mb.initializer("W", random_floats({4, 3, 3, 3}, 1));
       inputs.push_back("W");
     }
     auto* n = mb.node(op, inputs, {"Y"}, "bad_" + attr);
@@ -296,7 +289,7 @@ TEST(NnConv, PerAxisAttributeOfTheWrongLength) {
     mb.output("Y");
     try {
       Session s(mb.build());
-      s.run({{"X", random_tensor({1, 3, 5, 5}, 2)}});
+      s.run({{"X", random_floats({1, 3, 5, 5}, 2)}});
     } catch (const Error& e) {
       return std::string(e.what());
     }
@@ -329,7 +322,7 @@ TEST(NnConv, PicksAFastImplementation) {
   for (const auto& c : cases) {
     ModelBuilder mb(13);
     mb.input("X", c.x);
-    mb.initializer("W", random_tensor(c.w, 1));
+    mb.initializer("W", random_floats(c.w, 1));
     auto* n = mb.node(c.transpose ? "ConvTranspose" : "Conv", {"X", "W"}, {"Y"}, "c");
     if (c.group > 1) ModelBuilder::int1(n, "group", c.group);
     if (c.transpose) ModelBuilder::ints(n, "strides", {2, 2});
@@ -348,7 +341,7 @@ TEST(NnConv, PicksAFastImplementation) {
 TEST(NnConv, DilatedSameConvRunsAsSpaceToBatchWinograd) {
   ModelBuilder mb(13);
   mb.input("X", {1, 64, 60, 80});
-  mb.initializer("W", random_tensor({64, 64, 3, 3}, 1));
+  mb.initializer("W", random_floats({64, 64, 3, 3}, 1));
   auto* n = mb.node("Conv", {"X", "W"}, {"Y"}, "c");
   ModelBuilder::ints(n, "dilations", {4, 4});
   ModelBuilder::ints(n, "pads", {4, 4, 4, 4});
@@ -389,7 +382,7 @@ void run_pool_case(const PoolCase& c) {
   }
   mb.output("Y");
   Session s(mb.build());
-  Tensor x = random_tensor(c.x, 7);
+  Tensor x = random_floats(c.x, 7);
   Tensor y = s.run({{"X", x}})[0];
   PoolAttrs a;
   a.kind = c.op.find("Max") != std::string::npos ? PoolKind::kMax : PoolKind::kAverage;
@@ -449,7 +442,7 @@ TEST(NnPool, MaxPoolIndicesRowAndColumnMajor) {
     vi->set_name("I");
     vi->mutable_type()->mutable_tensor_type()->set_elem_type(7);
     Session s(mb.build());
-    Tensor x = random_tensor({2, 2, 4, 5}, 3);
+    Tensor x = random_floats({2, 2, 4, 5}, 3);
     auto outs = s.run({{"X", x}});
     const float* xd = x.data_as<float>();
     const int64_t* ind = outs[1].data_as<int64_t>();
@@ -468,8 +461,8 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
     SCOPED_TRACE(opset);
     ModelBuilder mb(opset);
     mb.input("X", {2, 3, 4, 5});
-    Tensor sc = random_tensor({3}, 1), bi = random_tensor({3}, 2), me = random_tensor({3}, 3),
-           va = random_tensor({3}, 4, 0.5f, 2.f);
+    Tensor sc = random_floats({3}, 1), bi = random_floats({3}, 2), me = random_floats({3}, 3),
+           va = random_floats({3}, 4, 0.5f, 2.f);
     mb.initializer("s", sc);
     mb.initializer("b", bi);
     mb.initializer("m", me);
@@ -478,7 +471,7 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
     ModelBuilder::float1(n, "epsilon", 1e-3f);
     mb.output("Y");
     Session s(mb.build());
-    Tensor x = random_tensor({2, 3, 4, 5}, 5);
+    Tensor x = random_floats({2, 3, 4, 5}, 5);
     Tensor y = s.run({{"X", x}, {"v", va}})[0];
     Tensor ref = Tensor::allocate(DType::kFloat32, x.shape());
     for (int64_t i = 0; i < x.numel(); ++i) {
@@ -491,13 +484,13 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
   }
   ModelBuilder mb(15);
   mb.input("X", {2, 3});
-  for (const char* p : {"s", "b", "m", "v"}) mb.initializer(p, random_tensor({3}, 1, 0.5f, 1.f));
+  for (const char* p : {"s", "b", "m", "v"}) mb.initializer(p, random_floats({3}, 1, 0.5f, 1.f));
   auto* n = mb.node("BatchNormalization", {"X", "s", "b", "m", "v"}, {"Y"}, "bn_train");
   ModelBuilder::int1(n, "training_mode", 1);
   mb.output("Y");
   // Training mode normalises with the batch's statistics (population variance), per the spec.
   Session s(mb.build());
-  Tensor x = random_tensor({2, 3}, 1);
+  Tensor x = random_floats({2, 3}, 1);
   Tensor y = s.run({{"X", x}})[0];
   Model m2 = mb.build();
   const float* xd = x.data_as<float>();
@@ -520,15 +513,15 @@ Model conv_bn_relu_chain(int64_t c1, bool symbolic_batch) {
   ModelBuilder mb(13);
   mb.input("X", {symbolic_batch ? -1 : 1, 3, 23, 19});
   auto add_bn = [&](const std::string& p, int64_t c, uint32_t seed) {
-    mb.initializer(p + "_s", random_tensor({c}, seed, 0.5f, 1.5f));
-    mb.initializer(p + "_b", random_tensor({c}, seed + 1));
-    mb.initializer(p + "_m", random_tensor({c}, seed + 2));
-    mb.initializer(p + "_v", random_tensor({c}, seed + 3, 0.5f, 2.f));
+    mb.initializer(p + "_s", random_floats({c}, seed, 0.5f, 1.5f));
+    mb.initializer(p + "_b", random_floats({c}, seed + 1));
+    mb.initializer(p + "_m", random_floats({c}, seed + 2));
+    mb.initializer(p + "_v", random_floats({c}, seed + 3, 0.5f, 2.f));
   };
-  mb.initializer("W1", random_tensor({c1, 3, 3, 3}, 10, -0.3f, 0.3f));
-  mb.initializer("B1", random_tensor({c1}, 11));
+  mb.initializer("W1", random_floats({c1, 3, 3, 3}, 10, -0.3f, 0.3f));
+  mb.initializer("B1", random_floats({c1}, 11));
   add_bn("bn1", c1, 20);
-  mb.initializer("W2", random_tensor({32, c1, 3, 3}, 30, -0.1f, 0.1f));
+  mb.initializer("W2", random_floats({32, c1, 3, 3}, 30, -0.1f, 0.1f));
   add_bn("bn2", 32, 40);
   auto* c = mb.node("Conv", {"X", "W1", "B1"}, {"c1"}, "conv1");
   ModelBuilder::ints(c, "pads", {1, 1, 1, 1});
@@ -566,7 +559,7 @@ TEST(NnFusion, ConvBatchNormReluFoldsAndMatchesUnfused) {
       EXPECT_NE(all.find("FusedConv:conv2"), std::string::npos) << all;
       for (int64_t batch : {1, 2}) {
         if (!sym && batch == 2) continue;
-        Tensor x = random_tensor({batch, 3, 23, 19}, 99 + batch);
+        Tensor x = random_floats({batch, 3, 23, 19}, 99 + batch);
         auto a = fused.run({{"X", x}});
         auto b = unfused.run({{"X", x}});
         expect_close(a[0], b[0], 1e-4f);
@@ -583,7 +576,7 @@ TEST(NnFusion, ConcurrentRunsAgree) {
   Session s(m);
   std::vector<Tensor> inputs, expected;
   for (int64_t b = 1; b <= 4; ++b) {
-    inputs.push_back(random_tensor({b, 3, 23, 19}, 50 + b));
+    inputs.push_back(random_floats({b, 3, 23, 19}, 50 + b));
     expected.push_back(s.run({{"X", inputs.back()}})[0]);
   }
   Session fresh(m);  // nothing cached yet for batch > 1
@@ -638,7 +631,7 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
     int64_t hh = dil == 1 ? 9 : 10, ww = dil == 1 ? 7 : 12;
     ModelBuilder mb(13);
     mb.input("X", {1, ch, hh, ww});
-    Tensor w1 = random_tensor({ch, ch, 3, 3}, 1, -0.2f, 0.2f), w2 = random_tensor({ch, ch, 3, 3}, 2, -0.1f, 0.1f);
+    Tensor w1 = random_floats({ch, ch, 3, 3}, 1, -0.2f, 0.2f), w2 = random_floats({ch, ch, 3, 3}, 2, -0.1f, 0.1f);
     mb.initializer("W1", w1);
     mb.initializer("W2", w2);
     auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
@@ -661,7 +654,7 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
     // `a` is read twice (conv_b and the sum): not in place.
     EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_sum_inplace", 0), 0);
 
-    Tensor x = random_tensor({1, ch, hh, ww}, 5);
+    Tensor x = random_floats({1, ch, hh, ww}, 5);
     std::vector<Tensor> slots = run_graph_by_hand(g, {{"X", x}});
     // Blocked edges may hold blocked data internally; the graph output is plain.
     Tensor y = slots[g.find_value("Y")];
@@ -688,8 +681,8 @@ TEST(NnFusion, ResidualBlockSessionMatchesUnfused) {
   if (!op_table().find("", "Add", 13)) GTEST_SKIP() << "Add is not in this build's operator table";
   ModelBuilder mb(13);
   mb.input("X", {1, 32, 14, 10});
-  for (const char* w : {"W1", "W2"}) mb.initializer(w, random_tensor({32, 32, 3, 3}, w[1], -0.1f, 0.1f));
-  for (const char* p : {"bn_s", "bn_b", "bn_m", "bn_v"}) mb.initializer(p, random_tensor({32}, p[3], 0.5f, 1.5f));
+  for (const char* w : {"W1", "W2"}) mb.initializer(w, random_floats({32, 32, 3, 3}, w[1], -0.1f, 0.1f));
+  for (const char* p : {"bn_s", "bn_b", "bn_m", "bn_v"}) mb.initializer(p, random_floats({32}, p[3], 0.5f, 1.5f));
   auto* a = mb.node("Conv", {"X", "W1"}, {"a"}, "conv_a");
   ModelBuilder::ints(a, "pads", {1, 1, 1, 1});
   mb.node("Relu", {"a"}, {"ra"}, "relu_a");
@@ -706,7 +699,7 @@ TEST(NnFusion, ResidualBlockSessionMatchesUnfused) {
   std::string all;
   for (auto& p : fused.execution_plan()) all += p + " ";
   EXPECT_EQ(all, "FusedConv:conv_a FusedConv:conv_b ") << all;
-  Tensor x = random_tensor({1, 32, 14, 10}, 3);
+  Tensor x = random_floats({1, 32, 14, 10}, 3);
   expect_close(fused.run({{"X", x}})[0], unfused.run({{"X", x}})[0], 1e-4f);
 }
 
@@ -720,7 +713,7 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
     SCOPED_TRACE(str_cat("opset ", opset, conv_output_too ? ", conv output also a graph output" : ""));
     ModelBuilder mb(opset);
     mb.input("X", {2, 3, 5001});  // 5001 points: two 2048-point chunks and a tail
-    Tensor w1 = random_tensor({64, 3, 1}, 1), w2 = random_tensor({128, 64, 1}, 2, -0.2f, 0.2f);
+    Tensor w1 = random_floats({64, 3, 1}, 1), w2 = random_floats({128, 64, 1}, 2, -0.2f, 0.2f);
     mb.initializer("W1", w1);
     mb.initializer("W2", w2);
     mb.node("Conv", {"X", "W1"}, {"a"}, "c1");
@@ -765,7 +758,7 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
       EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_global_max", 0), 1);
       EXPECT_EQ(g.nodes[1].attrs.get_int("__pointrt_src_blocked", 0), 1);  // 64 channels arrive blocked
     }
-    Tensor x = random_tensor({2, 3, 5001}, 9);
+    Tensor x = random_floats({2, 3, 5001}, 9);
     Tensor y = run_graph_by_hand(g, {{"X", x}})[g.find_value("Y")];
     ASSERT_EQ(y.shape(), (Shape{2, 128}));
     ConvAttrs ca;
@@ -790,7 +783,7 @@ TEST(NnFusion, ConvWithNonConstantWeightsIsNotFolded) {
   ModelBuilder mb(13);
   mb.input("X", {1, 3, 5, 5});
   mb.input("W", {4, 3, 3, 3});
-  for (const char* p : {"s", "b", "m", "v"}) mb.initializer(p, random_tensor({4}, 1, 0.5f, 1.f));
+  for (const char* p : {"s", "b", "m", "v"}) mb.initializer(p, random_floats({4}, 1, 0.5f, 1.f));
   mb.node("Conv", {"X", "W"}, {"c"}, "conv");
   mb.node("BatchNormalization", {"c", "s", "b", "m", "v"}, {"Y"}, "bn");
   mb.output("Y");

@@ -22,10 +22,13 @@
 #include "ops/pointnet2/three_interpolate.h"
 #include "ops/pointnet2/three_nn.h"
 #include "pointrt/pointrt.h"
+#include "test_util/expect_error.h"
 
 namespace pointrt {
 namespace pointnet2 {
 namespace {
+
+using test::expect_error_with;
 
 // ------------------------------------------------------------------ data helpers
 std::vector<float> uniform_cloud(int64_t count, uint32_t seed, float lo = 0.f, float hi = 1.f) {
@@ -169,19 +172,6 @@ Tensor tensor_of(DType dtype, Shape shape, const std::vector<T>& values) {
 }
 Tensor floats(Shape shape, const std::vector<float>& v) { return tensor_of(DType::kFloat32, std::move(shape), v); }
 
-// Expect an Error whose message contains every fragment.
-template <typename F>
-void expect_error(F&& f, const std::vector<std::string>& fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "expected pointrt::Error";
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    for (const auto& frag : fragments)
-      EXPECT_NE(msg.find(frag), std::string::npos) << "missing '" << frag << "' in: " << msg;
-  }
-}
-
 // ------------------------------------------------------------------ FurthestPointSample
 std::vector<int32_t> fps_ref(const std::vector<float>& xyz, int64_t b, int64_t n, int64_t npoint, bool ignore) {
   std::vector<int32_t> out(static_cast<size_t>(b * npoint));
@@ -273,30 +263,30 @@ TEST(FurthestPointSample, SessionAndErrors) {
   auto want = fps_ref(xyz, 2, 100, 10, false);
   EXPECT_TRUE(std::equal(want.begin(), want.end(), out[0].data_as<int32_t>()));
 
-  expect_error(
+  expect_error_with(
       [] {
         run_node("FurthestPointSample", {{"xyz", floats({1, 0, 3}, {})}}, {"idx"}, {int_attr("npoint", 4)});
       },
       {"node_under_test", "'xyz'", "N = 0"});
-  expect_error(
+  expect_error_with(
       [] {
         run_node("FurthestPointSample", {{"xyz", floats({1, 2, 4}, std::vector<float>(8))}}, {"idx"},
                  {int_attr("npoint", 4)});
       },
       {"node_under_test", "'xyz'", "last dimension 4"});
-  expect_error(
+  expect_error_with(
       [] {
         run_node("FurthestPointSample", {{"xyz", floats({2, 3}, std::vector<float>(6))}}, {"idx"},
                  {int_attr("npoint", 4)});
       },
       {"node_under_test", "rank 3"});
-  expect_error(
+  expect_error_with(
       [] {
         run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"},
                  {int_attr("npoint", 0)});
       },
       {"node_under_test", "npoint", "0"});
-  expect_error(
+  expect_error_with(
       [] {
         run_node("FurthestPointSample", {{"xyz", floats({1, 2, 3}, std::vector<float>(6))}}, {"idx"}, {});
       },
@@ -458,20 +448,20 @@ TEST(BallQuery, SessionAndErrors) {
                  {"idx"}, {float_attr("radius", 0.4f), int_attr("nsample", 2)});
   EXPECT_EQ(out[0].shape(), (Shape{1, 0, 2}));
 
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("BallQuery",
                  {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({1, 5, 3}, std::vector<float>(15))}}, {"idx"},
                  {float_attr("radius", 0.4f), int_attr("nsample", 6)});
       },
       {"node_under_test", "'new_xyz'", "batch 1", "batch 2"});
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
                  {float_attr("radius", -1.f), int_attr("nsample", 6)});
       },
       {"node_under_test", "radius", "-1"});
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("BallQuery", {{"xyz", floats({2, 64, 3}, xyz)}, {"new_xyz", floats({2, 5, 3}, c)}}, {"idx"},
                  {float_attr("radius", 1.f), int_attr("nsample", 0)});
@@ -601,19 +591,19 @@ TEST(KNN, SessionAndErrors) {
                  {int_attr("k", 4)});
   EXPECT_TRUE(std::equal(want.idx.begin(), want.idx.end(), out[0].data_as<int32_t>()));
 
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx", "dist2"},
                  {int_attr("k", 51)});
       },
       {"node_under_test", "'k' = 51", "N = 50", "'xyz'"});
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("KNN", {{"xyz", floats({1, 0, 3}, {})}, {"new_xyz", floats({1, 1, 3}, {0, 0, 0})}}, {"idx"},
                  {int_attr("k", 1)});
       },
       {"node_under_test", "N = 0"});
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("KNN", {{"xyz", floats({2, 50, 3}, xyz)}, {"new_xyz", floats({2, 7, 3}, q)}}, {"idx"},
                  {int_attr("k", 0)});
@@ -712,7 +702,7 @@ TEST(ThreeNN, SessionAndErrors) {
   EXPECT_EQ(out[0].shape(), (Shape{1, 3, 3}));
   EXPECT_EQ(out[1].dtype(), DType::kInt32);
   EXPECT_EQ(out[0].data_as<float>()[2], 1e20f);
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("ThreeNN", {{"unknown", floats({1, 1, 3}, {0, 0, 0})}, {"known", floats({1, 0, 3}, {})}},
                  {"dist", "idx"}, {});
@@ -847,14 +837,14 @@ TEST(Gathers, SessionAndErrors) {
   EXPECT_EQ(out[0].data_as<float>()[4 * 3], f[4 * 10 + 1]);
 
   std::vector<int32_t> bad = {0, 9, 3, 1, 10, 2};
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 3}, bad)}},
                  {"out"}, {});
       },
       {"node_under_test", "'idx'", "index 10", "[1, 1]", "[0, 10)"});
   std::vector<int64_t> negative = {0, -1, 3, 1, 1, 2, 0, 0};
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("GroupPoints",
                  {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt64, {2, 2, 2}, negative)}}, {"out"},
@@ -866,14 +856,14 @@ TEST(Gathers, SessionAndErrors) {
       run_node("GroupPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {2, 2, 2}, gidx)}},
                {"out"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{2, 4, 2, 2}));
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("GroupPoints",
                  {{"features", floats({2, 4, 10}, f)}, {"idx", tensor_of(DType::kInt32, {1, 4, 2}, gidx)}}, {"out"},
                  {});
       },
       {"node_under_test", "'idx'", "batch 1", "batch 2"});
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("GatherPoints", {{"features", floats({2, 4, 10}, f)}, {"idx", floats({2, 3}, std::vector<float>(6))}},
                  {"out"}, {});
@@ -882,7 +872,7 @@ TEST(Gathers, SessionAndErrors) {
 
   std::vector<int32_t> tidx = {0, 1, 2, 3, 4, 12};
   std::vector<float> w = {0.5f, 0.25f, 0.25f, 1, 0, 0};
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("ThreeInterpolate",
                  {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},
@@ -899,7 +889,7 @@ TEST(Gathers, SessionAndErrors) {
                  {"out"}, {});
   EXPECT_EQ(out[0].shape(), (Shape{1, 8, 2}));
   EXPECT_EQ(out[0].data_as<float>()[1], f[3]);
-  expect_error(
+  expect_error_with(
       [&] {
         run_node("ThreeInterpolate",
                  {{"features", floats({1, 8, 10}, std::vector<float>(f.begin(), f.begin() + 80))},

@@ -3,9 +3,9 @@
 // each against the definition, on sizes 0, 1 and odd, every error, and two threads at once.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <thread>
 
+#include "test_util/random.h"
 #include "test_util/sequence_models.h"
 
 using namespace pointrt;
@@ -14,14 +14,6 @@ using namespace pointrt::test;
 namespace {
 
 std::vector<float> floats_of(const Tensor& t) { return values_of<float>(t); }
-
-Tensor random_tensor(Shape s, unsigned seed) {
-  Tensor t = Tensor::allocate(DType::kFloat32, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
 
 // seq (input) -> SequenceAt(seq, pos), SequenceLength(seq).
 Model at_and_length_model() {
@@ -191,7 +183,7 @@ Model split_concat_model(int64_t axis, int64_t keepdims, bool with_split, int64_
 
 TEST(Sequence, SplitThenConcatIsTheIdentity) {
   for (Shape shape : {Shape{2, 5, 3}, Shape{1, 1, 1}, Shape{3, 0, 2}}) {
-    const Tensor x = random_tensor(shape, 7);
+    const Tensor x = random_floats(shape, 7);
     for (int64_t axis : {0, 1, -1}) {
       const int a = static_cast<int>(axis < 0 ? axis + 3 : axis);
       // Chunks of 1, axis kept, joined back; chunks of 1, axis removed, stacked back.
@@ -211,7 +203,7 @@ TEST(Sequence, SplitThenConcatIsTheIdentity) {
 }
 
 TEST(Sequence, SplitLengthsFollowTheDefinition) {
-  const Tensor x = random_tensor({5, 2}, 3);
+  const Tensor x = random_floats({5, 2}, 3);
   auto out = run_any(split_concat_model(0, 1, true, 0), {{"x", x.reshaped({5, 2, 1})}, {"split", i64(2)}});
   const Sequence& parts = out[0].sequence();
   ASSERT_EQ(parts.size(), 3u);  // 2, 2, 1 (the last shorter)
@@ -302,7 +294,7 @@ TEST(Sequence, ConcurrentRunsOfOneSession) {
   auto work = [&](unsigned seed, bool& ok) {
     ok = true;
     for (int rep = 0; rep < 20; ++rep) {
-      const Tensor x = random_tensor({2, 3 + seed, 2}, seed * 100 + rep);
+      const Tensor x = random_floats({2, 3 + seed, 2}, seed * 100 + rep);
       auto out = s.run_any({{"x", x}});
       ok = ok && out[0].sequence().size() == 3 + seed && floats_of(out[1].tensor()) == floats_of(x);
     }

@@ -4,20 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "ops/onnx/reduce/matmul.h"
+#include "test_util/random.h"
 
 namespace pointrt {
 namespace {
 
-Tensor random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
-  Tensor t = Tensor::allocate(DType::kFloat32, {rows, cols});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
+using test::random_floats;
 
 TEST(SmallGemm, MatchesTheReferenceOnTileEdges) {
   uint32_t seed = 1;
@@ -27,9 +21,9 @@ TEST(SmallGemm, MatchesTheReferenceOnTileEdges) {
         for (int t = 0; t < 4; ++t) {
           const bool ta = t & 1, tb = t & 2;
           const float alpha = t == 3 ? 0.5f : 1.f, beta = t >= 2 ? 0.75f : 1.f;
-          Tensor a = ta ? random_matrix(K, M, seed++) : random_matrix(M, K, seed++);
-          Tensor b = tb ? random_matrix(N, K, seed++) : random_matrix(K, N, seed++);
-          Tensor c = random_matrix(M, N, seed++);
+          Tensor a = ta ? random_floats({K, M}, seed++) : random_floats({M, K}, seed++);
+          Tensor b = tb ? random_floats({N, K}, seed++) : random_floats({K, N}, seed++);
+          Tensor c = random_floats({M, N}, seed++);
           Tensor y = Tensor::allocate(DType::kFloat32, {M, N}), r = Tensor::allocate(DType::kFloat32, {M, N});
           gemm_optimized(a, b, &c, ta, tb, alpha, beta, y);
           gemm_reference(a, b, &c, ta, tb, alpha, beta, r);

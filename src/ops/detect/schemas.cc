@@ -8,10 +8,6 @@ namespace detect {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
 using namespace schema_util;
 
 OpSchema decode_schema() {

@@ -3,7 +3,6 @@
 // errors are reported by ONNX as non-fatal notes at import; the kernels check again at run time.
 #include "ops/pointnet2/schemas.h"
 
-#include <string>
 #include <vector>
 
 #include "ops/schema_util.h"
@@ -13,54 +12,10 @@ namespace pointnet2 {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
-using onnx::TensorShapeProto;
-using onnx::TensorShapeProto_Dimension;
-
-constexpr const char* kDomain = "pointrt";
-
-TensorShapeProto_Dimension fixed(int64_t v) {
-  TensorShapeProto_Dimension d;
-  d.set_dim_value(v);
-  return d;
-}
-
-// Dimension `axis` of input `input` (unknown when the input has no shape); checks the rank and
-// that a known last dimension equals `last` when last >= 0.
-TensorShapeProto_Dimension input_dim(InferenceContext& ctx, size_t input, int rank, int axis, int64_t last = -1) {
-  if (!onnx::hasInputShape(ctx, input)) return TensorShapeProto_Dimension();
-  const TensorShapeProto& s = onnx::getInputShape(ctx, input);
-  if (s.dim_size() != rank) fail_shape_inference("input ", input, " must have rank ", rank, ", got ", s.dim_size());
-  if (last >= 0 && s.dim(rank - 1).has_dim_value() && s.dim(rank - 1).dim_value() != last)
-    fail_shape_inference("input ", input, " must have last dimension ", last, ", got ", s.dim(rank - 1).dim_value());
-  return s.dim(axis);
-}
-
-void set_output(InferenceContext& ctx, size_t output, int32_t elem_type,
-                const std::vector<TensorShapeProto_Dimension>& dims) {
-  if (output >= ctx.getNumOutputs()) return;
-  onnx::updateOutputElemType(ctx, output, elem_type);
-  TensorShapeProto* shape = onnx::getOutputShape(ctx, output);
-  shape->clear_dim();
-  for (const auto& d : dims) *shape->add_dim() = d;
-}
-
-int64_t required_int(InferenceContext& ctx, const char* name) {
-  const AttributeProto* a = ctx.getAttribute(name);
-  if (!a || !a->has_i()) fail_shape_inference("attribute '", name, "' is required");
-  return a->i();
-}
-
-using schema_util::float_type;
-using schema_util::kFloatTypes;
-using schema_util::kIndexTypes;
+using namespace schema_util;
 
 OpSchema base(const char* name, const char* doc) {
-  OpSchema s;
-  s.SetName(name).SetDomain(kDomain).SinceVersion(1).SetDoc(doc);
+  OpSchema s = pointrt_schema(name, doc);
   s.TypeConstraint("T", kFloatTypes,
                    "point coordinates or features (float32, or float16/bfloat16 computed in float32)");
   return s;
@@ -79,9 +34,9 @@ std::vector<OpSchema> pointnet2_schemas() {
                     .Attr("ignore_origin", "1: points with |p|^2 <= 1e-3 are not sampled", AttributeProto::INT,
                           static_cast<int64_t>(0))
                     .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                      int64_t npoint = required_int(ctx, "npoint");
+                      int64_t npoint = required_int_attr(ctx, "npoint");
                       if (npoint < 1) fail_shape_inference("npoint must be >= 1, got ", npoint);
-                      set_output(ctx, 0, TensorProto::INT32, {input_dim(ctx, 0, 3, 0, 3), fixed(npoint)});
+                      set_output(ctx, 0, TensorProto::INT32, {input_dim(ctx, 0, 3, 0, 3), fixed_dim(npoint)});
                     })));
 
   list.push_back(std::move(base("GatherPoints", "out[b, c, m] = features[b, c, idx[b, m]]")
@@ -104,11 +59,11 @@ std::vector<OpSchema> pointnet2_schemas() {
                     .Attr("nsample", "samples per ball, >= 1", AttributeProto::INT, true)
                     .Attr("min_radius", "inner radius (d2 >= min_radius^2), default 0", AttributeProto::FLOAT, 0.0f)
                     .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                      int64_t nsample = required_int(ctx, "nsample");
+                      int64_t nsample = required_int_attr(ctx, "nsample");
                       if (nsample < 1) fail_shape_inference("nsample must be >= 1, got ", nsample);
                       input_dim(ctx, 0, 3, 0, 3);
                       set_output(ctx, 0, TensorProto::INT32,
-                                 {input_dim(ctx, 1, 3, 0, 3), input_dim(ctx, 1, 3, 1, 3), fixed(nsample)});
+                                 {input_dim(ctx, 1, 3, 0, 3), input_dim(ctx, 1, 3, 1, 3), fixed_dim(nsample)});
                     })));
 
   list.push_back(std::move(base("GroupPoints", "out[b, c, m, s] = features[b, c, idx[b, m, s]]")
@@ -131,8 +86,8 @@ std::vector<OpSchema> pointnet2_schemas() {
                     .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
                       input_dim(ctx, 1, 3, 0, 3);
                       auto b = input_dim(ctx, 0, 3, 0, 3), n = input_dim(ctx, 0, 3, 1, 3);
-                      set_output(ctx, 0, float_type(ctx, 0), {b, n, fixed(3)});
-                      set_output(ctx, 1, TensorProto::INT32, {b, n, fixed(3)});
+                      set_output(ctx, 0, float_type(ctx, 0), {b, n, fixed_dim(3)});
+                      set_output(ctx, 1, TensorProto::INT32, {b, n, fixed_dim(3)});
                     })));
 
   list.push_back(
@@ -156,15 +111,15 @@ std::vector<OpSchema> pointnet2_schemas() {
                                .Output(1, "dist2", "[B, M, k] squared distances", "T", OpSchema::Optional)
                                .Attr("k", "neighbours per query, 1 <= k <= N", AttributeProto::INT, true)
                                .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-                                 int64_t k = required_int(ctx, "k");
+                                 int64_t k = required_int_attr(ctx, "k");
                                  if (k < 1) fail_shape_inference("k must be >= 1, got ", k);
                                  auto n = input_dim(ctx, 0, 3, 1, 3);
                                  if (n.has_dim_value() && k > n.dim_value())
                                    fail_shape_inference("k = ", k,
                                                         " is larger than the number of points N = ", n.dim_value());
                                  auto b = input_dim(ctx, 1, 3, 0, 3), m = input_dim(ctx, 1, 3, 1, 3);
-                                 set_output(ctx, 0, TensorProto::INT32, {b, m, fixed(k)});
-                                 set_output(ctx, 1, float_type(ctx, 0), {b, m, fixed(k)});
+                                 set_output(ctx, 0, TensorProto::INT32, {b, m, fixed_dim(k)});
+                                 set_output(ctx, 1, float_type(ctx, 0), {b, m, fixed_dim(k)});
                                })));
   return list;
 }

@@ -9,10 +9,6 @@ namespace pose {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
 using namespace schema_util;
 
 const std::vector<std::string>& kLabelTypes = kIndexTypes;

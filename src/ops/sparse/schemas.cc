@@ -10,11 +10,6 @@ namespace sparse {
 
 namespace {
 
-using onnx::AttributeProto;
-using onnx::InferenceContext;
-using onnx::OpSchema;
-using onnx::TensorProto;
-using onnx::TensorShapeProto_Dimension;
 using namespace schema_util;
 
 const char* kTypeDoc = "float32, or float16/bfloat16 computed in float32";
@@ -59,10 +54,10 @@ OpSchema sparse_conv_schema() {
           .Attr("kernel_size", "ints[3]", AttributeProto::INTS, true)
           .Attr("input_spatial_shape", "ints[3]", AttributeProto::INTS, true)
           .Attr("output_spatial_shape", "ints[3] (checked when given)", AttributeProto::INTS, false)
-          .Attr("stride", "ints[3], default 1s", AttributeProto::INTS, false)
-          .Attr("padding", "ints[3], default 0s", AttributeProto::INTS, false)
-          .Attr("dilation", "ints[3], default 1s", AttributeProto::INTS, false)
-          .Attr("output_padding", "ints[3], default 0s", AttributeProto::INTS, false)
+          .Attr("stride", "ints[3]", AttributeProto::INTS, std::vector<int64_t>{1, 1, 1})
+          .Attr("padding", "ints[3]", AttributeProto::INTS, std::vector<int64_t>{0, 0, 0})
+          .Attr("dilation", "ints[3]", AttributeProto::INTS, std::vector<int64_t>{1, 1, 1})
+          .Attr("output_padding", "ints[3]", AttributeProto::INTS, std::vector<int64_t>{0, 0, 0})
           .Attr("subm", "1: submanifold (output sites = input sites)", AttributeProto::INT, static_cast<int64_t>(0))
           .Attr("transposed", "1: transposed", AttributeProto::INT, static_cast<int64_t>(0))
           .Attr("inverse", "1: inverse of the regular convolution named by rulebook", AttributeProto::INT,
