@@ -58,7 +58,7 @@ TEST(ReduceFloatFast, MiddleAndLeadingAxes) {
   uint32_t seed = 100;
   // 4-row steps and their tails; chunks of 64 rows (float sums) and their edges
   for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 32, 63, 64, 65, 129, 1025})
-    for (int64_t inner : {2, 3, 17, 1023, 1025})
+    for (int64_t inner : {2, 3, 17, 1023, 1025, 4095, 4097})
       for (bool nan : {false, true}) {
         if (R * inner > 40000) continue;  // the reference is slow; these sizes cover every block edge
         check({2, R, inner}, {false, true, false}, seed++, nan);

@@ -184,26 +184,27 @@ inline void accumulate4(A* __restrict acc, const float* __restrict row, int64_t 
   }
 }
 
-// [outer, R, inner] with inner > 1: blocks of kBlock columns, every row added into the block.
+// [outer, R, inner] with inner > 1: blocks of kColBlock columns, every row added into the block.
 // Max/min run over all R rows in float. Sums accumulate in float over chunks of kChunkRows rows
 // (each 4-row step summed pairwise first; the error per output is that of a float sum of at most
 // kChunkRows / 4 + 3 terms, as ONNX Runtime's float sums), chunks added in double when R is longer.
 constexpr int64_t kChunkRows = 64;
+constexpr int64_t kColBlock = 4096;  // 16 KiB of float accumulators: long contiguous row pieces
 
 template <ReduceKind K>
 void middle_axis(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
   using Op = FloatOp<K>;
   using Chunk = FloatOp<K, float>;  // float accumulation within one chunk of rows (sums)
-  const int64_t col_blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t col_blocks = (inner + kColBlock - 1) / kColBlock;
   const int64_t jobs = outer * col_blocks;
 #pragma omp parallel for schedule(static) if (outer * R * inner > kParallelWork)
   for (int64_t job = 0; job < jobs; ++job) {
-    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kBlock, n = std::min(kBlock, inner - c0);
+    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kColBlock, n = std::min(kColBlock, inner - c0);
     const float* base = x + o * R * inner + c0;
     float* out = y + o * inner + c0;
-    alignas(64) float acc[kBlock];
+    alignas(64) float acc[kColBlock];
     const int64_t chunk = Op::kExtremum ? R : kChunkRows;
-    double total[kBlock];  // only when R > chunk
+    double total[kColBlock];  // only when R > chunk
     for (int64_t r0 = 0; r0 < R; r0 += chunk) {
       const int64_t r1 = std::min(R, r0 + chunk);
       std::fill(acc, acc + n, Chunk::init());
