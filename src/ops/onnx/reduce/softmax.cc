@@ -6,11 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <type_traits>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce_common.h"
@@ -74,48 +69,8 @@ inline void softmax_row(const T* __restrict in, T* __restrict out, int64_t R_dyn
   }
 }
 
-#if defined(__AVX512F__)
-// Softmax of one float row of at most 1024 (one block of softmax_row, the same arithmetic) into
-// an output larger than the caches: exp into an L1 buffer, then the scaled values go out with
-// non-temporal stores, so the output lines are not read before being overwritten whole.
-inline void softmax_row_streamed(const float* __restrict in, float* __restrict out, int64_t R, float* __restrict tmp) {
-  float mx = in[0];
-#pragma omp simd reduction(max : mx)
-  for (int64_t r = 0; r < R; ++r) mx = in[r] > mx ? in[r] : mx;
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t r = 0; r < R; ++r) {
-    const float v = exp_nonpositive(in[r] - mx);
-    tmp[r] = v;
-    sum += v;
-  }
-  const float scale = static_cast<float>(1.0 / static_cast<double>(sum));
-  int64_t r = 0;
-  for (; r < R && (reinterpret_cast<uintptr_t>(out + r) & 63) != 0; ++r) out[r] = tmp[r] * scale;
-  const __m512 s = _mm512_set1_ps(scale);
-  for (; r + 16 <= R; r += 16) _mm512_stream_ps(out + r, _mm512_mul_ps(_mm512_loadu_ps(tmp + r), s));
-  for (; r < R; ++r) out[r] = tmp[r] * scale;
-}
-#endif
-
-constexpr int64_t kStreamOutputBytes = 24 << 20;  // larger outputs bypass the caches
-
 template <typename T, int64_t kWidth>
 void softmax_rows_of(const T* x, T* y, int64_t outer, int64_t R, bool log) {
-#if defined(__AVX512F__)
-  if constexpr (std::is_same<T, float>::value && kWidth == 0) {
-    if (!log && R <= 1024 && outer * R * 4 > kStreamOutputBytes) {
-#pragma omp parallel
-      {
-        alignas(64) float tmp[1024];
-#pragma omp for
-        for (int64_t o = 0; o < outer; ++o) softmax_row_streamed(x + o * R, y + o * R, R, tmp);
-        _mm_sfence();  // this thread's non-temporal stores before anyone reads y
-      }
-      return;
-    }
-  }
-#endif
 #pragma omp parallel for if (outer * R > (1 << 14))
   for (int64_t o = 0; o < outer; ++o) softmax_row<T, kWidth>(x + o * R, y + o * R, R, log);
 }
