@@ -84,11 +84,11 @@ TEST(ReduceFloatFast, LogSumExpInfinitiesAndColumnBlocks) {
     Tensor x = random_floats({5, 6}, 30);
     float* p = x.data_as<float>();
     for (int64_t i = 0; i < 6; ++i) p[i] = -INFINITY;  // row 0 all -inf
-    p[6 + 2] = INFINITY;                                // row 1 holds +inf
-    p[12 + 1] = -INFINITY;                              // row 2 one -inf
+    p[6 + 2] = INFINITY;                               // row 1 holds +inf
+    p[12 + 1] = -INFINITY;                             // row 2 one -inf
     p[0 * 6 + 5] = -INFINITY;
     for (int64_t r = 0; r < 5; ++r) p[r * 6 + 4] = -INFINITY;  // column 4 all -inf
-    p[3 * 6 + 3] = INFINITY;                                    // column 3 holds +inf
+    p[3 * 6 + 3] = INFINITY;                                   // column 3 holds +inf
     Tensor a = Tensor::allocate(DType::kFloat32, reduce_output_shape(x.shape(), red, true));
     Tensor b = Tensor::allocate(DType::kFloat32, a.shape());
     ASSERT_TRUE(reduce_float32_fast(ReduceKind::kLogSumExp, x, red, a));

@@ -6,11 +6,11 @@
 
 #include <omp.h>
 
+#include <immintrin.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <dnnl.hpp>
-#include <immintrin.h>
 #include <limits>
 #include <vector>
 
