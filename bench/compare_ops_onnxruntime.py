@@ -44,7 +44,8 @@ from typing import Callable, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+# The checkout's package (or, in a --baseline worker, the baseline's) before any installed one.
+sys.path.insert(0, os.environ.get("POINTRT_BENCH_BASELINE") or os.path.join(os.path.dirname(HERE), "python"))
 
 
 # ----------------------------------------------------------------------------- build
@@ -92,11 +93,13 @@ def open_session(runtime: str, path: str, threads: int):
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         return sess, lambda feeds: sess.run(None, feeds)
-    from pointrt.runtime import load_runtime
+    from pointrt.runtime import runtime_status
 
-    rt = load_runtime()
+    rt = runtime_status().module
     if rt is None:
-        raise RuntimeError("pointrt._pointrt is not built (scripts/setup.sh)")
+        raise RuntimeError(f"pointrt._pointrt is not usable (scripts/setup.sh): {runtime_status().reason}")
+    if os.environ.get("POINTRT_BENCH_BASELINE") and not rt.__file__.startswith(os.environ["POINTRT_BENCH_BASELINE"]):
+        raise RuntimeError(f"the baseline worker loaded {rt.__file__}")
     sess = rt.Session(path, threads=threads)
     names = sess.output_names
     # nonfinite="allow": the bindings' default NaN/Inf scan of float inputs (policy "warn") is a
@@ -171,8 +174,10 @@ def spawn(args, mode: List[str], env: Dict[str, str]) -> List[dict]:
 
 def worker_env(args, runtime: str, threads: int) -> Dict[str, str]:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    if runtime == "pointrt" and args.omp_wait_policy != "default":
+    if runtime in ("pointrt", "base") and args.omp_wait_policy != "default":
         env["OMP_WAIT_POLICY"] = args.omp_wait_policy
+    if runtime == "base":  # --baseline: another build's python/ folder first on the path
+        env["POINTRT_BENCH_BASELINE"] = os.path.abspath(args.baseline)
     return env
 
 
@@ -181,7 +186,8 @@ def collect(args) -> Dict[str, Dict[str, List[dict]]]:
     results: Dict[str, Dict[str, List[dict]]] = {}
     for rep in range(args.repeats):
         for t in args.threads:
-            order = ["pointrt", "ort"] if rep % 2 == 0 else ["ort", "pointrt"]
+            order = ["pointrt", "ort"] + (["base"] if args.baseline else [])
+            order = order if rep % 2 == 0 else order[::-1]
             for runtime in order:
                 started = time.time()
                 rows = spawn(args, ["--time-worker", "--runtime", runtime, "--threads", str(t)],
@@ -202,8 +208,10 @@ def fmt_us(us: float) -> str:
 
 
 def op_table(results, checks: Dict[str, dict], threads: List[int]) -> List[str]:
-    head = "| case | " + " | ".join(f"pointrt {t}T | ORT {t}T | ratio {t}T" for t in threads) + " | max abs diff |"
-    lines = [head, "|" + "---|" * (2 + 3 * len(threads))]
+    base = any(k.startswith("base/") for by in results.values() for k in by)
+    head = "| case | " + " | ".join(f"pointrt {t}T | ORT {t}T | ratio {t}T" for t in threads) + (
+        " | baseline ratio " + " / ".join(f"{t}T" for t in threads) if base else "") + " | max abs diff |"
+    lines = [head, "|" + "---|" * (2 + 3 * len(threads) + base)]
     worst = {t: [] for t in threads}
     for name, by in results.items():
         if "/" not in name:
@@ -213,6 +221,9 @@ def op_table(results, checks: Dict[str, dict], threads: List[int]) -> List[str]:
             p, o = med(by[f"pointrt/{t}"], "median_us"), med(by[f"ort/{t}"], "median_us")
             worst[t].append((p / o, name))
             cells += [fmt_us(p), fmt_us(o), (f"**{p / o:.2f}**" if p / o > 1.0 else f"{p / o:.2f}")]
+        if f"base/{threads[0]}" in by:  # --baseline: its ratio to ORT beside ours
+            cells += [" / ".join(f"{med(by[f'base/{t}'], 'median_us') / med(by[f'ort/{t}'], 'median_us'):.2f}"
+                                 for t in threads)]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {diff_text(checks.get(name, {}))} |")
     for t in threads:
         above = sorted(worst[t], reverse=True)
@@ -241,6 +252,8 @@ def graph_table(results, checks: Dict[str, dict], threads: List[int]) -> List[st
             extra = ""
             if name.startswith("add_chain"):
                 extra = f" ({pm * 1e3 / 1e4:.2f} vs {om * 1e3 / 1e4:.2f} us per node)"
+            if f"base/{t}" in by:  # --baseline
+                extra += f" (baseline {med(by[f'base/{t}'], 'median_us') / 1e3 / om:.2f})"
             lines.append(f"| {name}{extra} | {t} | {pm:.3f} | {om:.3f} | {pm / om:.2f} | "
                          f"{min(r['min_us'] for r in p) / 1e3:.3f} | {min(r['min_us'] for r in o) / 1e3:.3f} | "
                          f"{med(p, 'prepare_ms'):.0f} | {med(o, 'prepare_ms'):.0f} | {diff_text(checks.get(name, {}))} |")
@@ -267,6 +280,8 @@ def main() -> None:
                     help="OMP_WAIT_POLICY for pointrt's workers (see bench/compare_onnxruntime.py)")
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "pointrt_ops_bench"))
     ap.add_argument("--json", help="write every worker's numbers here")
+    ap.add_argument("--baseline", help="a python/ folder of another pointrt build (e.g. a copy of main's): timed as a "
+                    "third runtime in the same alternating run; the one-node table adds its ratios to ORT")
     ap.add_argument("--build", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--time-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--check-worker", action="store_true", help=argparse.SUPPRESS)

@@ -1,6 +1,7 @@
 // The float32 reduction fast paths (reduce_float.cc) against the naive reference: short rows
 // unrolled at compile time, long rows in lanes and blocks, a middle or leading axis, huge rows
-// split across threads, NaN propagation of Max/Min, size-1 axes around the reduced group.
+// split across threads, NaN propagation of Max/Min, size-1 axes around the reduced group,
+// LogSumExp with infinities.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,7 +33,7 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
 }
 
 const ReduceKind kKinds[] = {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kSumSquare, ReduceKind::kL1,
-                             ReduceKind::kL2,  ReduceKind::kMax,  ReduceKind::kMin};
+                             ReduceKind::kL2,  ReduceKind::kMax,  ReduceKind::kMin,       ReduceKind::kLogSumExp};
 
 void check(const Shape& s, const std::vector<bool>& reduced, uint32_t seed, bool with_nan) {
   Tensor x = random_floats(s, seed);
@@ -55,8 +56,9 @@ TEST(ReduceFloatFast, LastAxisShortAndLongRows) {
 
 TEST(ReduceFloatFast, MiddleAndLeadingAxes) {
   uint32_t seed = 100;
-  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 32, 1025})  // 4-row steps and their tails
-    for (int64_t inner : {2, 3, 17, 1023, 1025})
+  // 4-row steps and their tails; chunks of 64 rows (float sums) and their edges
+  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 32, 63, 64, 65, 129, 1025})
+    for (int64_t inner : {2, 3, 17, 1023, 1025, 4095, 4097})
       for (bool nan : {false, true}) {
         if (R * inner > 40000) continue;  // the reference is slow; these sizes cover every block edge
         check({2, R, inner}, {false, true, false}, seed++, nan);
@@ -72,6 +74,40 @@ TEST(ReduceFloatFast, SizeOneAxesAroundTheGroupAndAdjacentReducedAxes) {
   Tensor x = random_floats({2, 3, 4}, 11);
   Tensor y = Tensor::allocate(DType::kFloat32, {1, 3, 1});
   EXPECT_FALSE(reduce_float32_fast(ReduceKind::kSum, x, {true, false, true}, y));  // two groups: generic path
+}
+
+TEST(ReduceFloatFast, LogSumExpInfinitiesAndColumnBlocks) {
+  // Column blocks of 256 and their edges, and rows/columns holding -inf, +inf, or only -inf.
+  for (int64_t inner : {255, 256, 257, 513})
+    check({3, 7, inner}, {false, true, false}, 20 + static_cast<uint32_t>(inner), true);
+  for (const std::vector<bool>& red : {std::vector<bool>{false, true}, std::vector<bool>{true, false}}) {
+    Tensor x = random_floats({5, 6}, 30);
+    float* p = x.data_as<float>();
+    for (int64_t i = 0; i < 6; ++i) p[i] = -INFINITY;  // row 0 all -inf
+    p[6 + 2] = INFINITY;                               // row 1 holds +inf
+    p[12 + 1] = -INFINITY;                             // row 2 one -inf
+    p[0 * 6 + 5] = -INFINITY;
+    for (int64_t r = 0; r < 5; ++r) p[r * 6 + 4] = -INFINITY;  // column 4 all -inf
+    p[3 * 6 + 3] = INFINITY;                                   // column 3 holds +inf
+    Tensor a = Tensor::allocate(DType::kFloat32, reduce_output_shape(x.shape(), red, true));
+    Tensor b = Tensor::allocate(DType::kFloat32, a.shape());
+    ASSERT_TRUE(reduce_float32_fast(ReduceKind::kLogSumExp, x, red, a));
+    reduce_reference(ReduceKind::kLogSumExp, x, red, b);
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float u = a.data_as<float>()[i], v = b.data_as<float>()[i];
+      if (std::isinf(v))
+        EXPECT_EQ(u, v) << i;
+      else
+        EXPECT_NEAR(u, v, 2e-5 * (1 + std::fabs(v))) << i;
+    }
+  }
+  Tensor big = random_floats({2, 3000}, 31);  // large values: no overflow (max subtracted first)
+  for (int64_t i = 0; i < big.numel(); ++i) big.data_as<float>()[i] *= 100.f;
+  Tensor a = Tensor::allocate(DType::kFloat32, {2, 1});
+  Tensor b = Tensor::allocate(DType::kFloat32, {2, 1});
+  ASSERT_TRUE(reduce_float32_fast(ReduceKind::kLogSumExp, big, {false, true}, a));
+  reduce_reference(ReduceKind::kLogSumExp, big, {false, true}, b);
+  expect_close(a, b, "large values");
 }
 
 TEST(ReduceFloatFast, HugeRowSplitAcrossThreads) {

@@ -1,7 +1,9 @@
 // The register-tiled small-K float GEMM (K <= 16, or tiny products) against Gemm's reference:
 // every transpose combination, column counts around the 16- and 64-wide tiles, odd row counts,
-// alpha/beta, and beta = 0 never reading C.
+// alpha/beta, beta = 0 never reading C, outputs large enough for non-temporal stores, and batched
+// MatMul at 1 and 2 threads around the batch-parallel thresholds.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 
@@ -56,6 +58,56 @@ TEST(SmallGemm, StridedLeadingDimensions) {
       }
       ASSERT_EQ(c[i * ldc + j], want) << i << "," << j;
     }
+}
+
+TEST(SmallGemm, LargeOutputsStreamedPastTheCaches) {
+  // Over 24 MiB of C with beta = 0: non-temporal stores (aligned rows: N = 2048; rows not
+  // 64-byte aligned and a column tail: N = 2113); beta != 0 keeps ordinary stores.
+  struct Case {
+    int64_t M, N;
+    float beta;
+  };
+  uint32_t seed = 50;
+  for (const Case& cs : {Case{3073, 2048, 0.f}, Case{3001, 2113, 0.f}, Case{3001, 2113, 0.5f}}) {
+    const int64_t K = 3;
+    Tensor a = random_matrix(cs.M, K, seed++), b = random_matrix(K, cs.N, seed++),
+           c = random_matrix(cs.M, cs.N, seed++);
+    Tensor y = Tensor::allocate(DType::kFloat32, {cs.M, cs.N}), r = Tensor::allocate(DType::kFloat32, {cs.M, cs.N});
+    gemm_optimized(a, b, &c, false, false, 1.f, cs.beta, y);
+    gemm_reference(a, b, &c, false, false, 1.f, cs.beta, r);
+    for (int64_t i = 0; i < cs.M * cs.N; ++i)
+      ASSERT_NEAR(y.data_as<float>()[i], r.data_as<float>()[i], 1e-5f * (1 + K)) << "N " << cs.N << " at " << i;
+  }
+}
+
+TEST(SmallGemm, BatchedMatMulAtOneAndTwoThreads) {
+  // Batches of tiny products (serial below the work threshold, one product per thread above it),
+  // and a broadcast batch (non-uniform offsets), against the reference.
+  const int saved = omp_get_max_threads();
+  uint32_t seed = 70;
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    for (const Shape& sa : {Shape{8, 11, 32}, Shape{1, 5, 3}, Shape{0, 4, 4}, Shape{64, 17, 32}, Shape{3, 1, 7, 16}})
+      for (int64_t N : {1, 11, 65}) {
+        Shape sb = sa;
+        sb[sb.size() - 2] = sa.back();
+        sb.back() = N;
+        if (sa.size() == 4) sb[1] = 5;  // [3, 1, 7, K] x [3, 5, K, N]: A broadcasts over axis 1
+        Tensor a = Tensor::allocate(DType::kFloat32, sa), b = Tensor::allocate(DType::kFloat32, sb);
+        std::mt19937 rng(seed++);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        for (int64_t i = 0; i < a.numel(); ++i) a.data_as<float>()[i] = u(rng);
+        for (int64_t i = 0; i < b.numel(); ++i) b.data_as<float>()[i] = u(rng);
+        const Shape so = matmul_output_shape(sa, sb, "test");
+        Tensor y = Tensor::allocate(DType::kFloat32, so), r = Tensor::allocate(DType::kFloat32, so);
+        matmul_optimized(a, b, y);
+        matmul_reference(a, b, r);
+        for (int64_t i = 0; i < y.numel(); ++i)
+          ASSERT_NEAR(y.data_as<float>()[i], r.data_as<float>()[i], 1e-4f)
+              << shape_to_string(sa) << " x " << shape_to_string(sb) << " threads " << threads << " at " << i;
+      }
+  }
+  omp_set_num_threads(saved);
 }
 
 }  // namespace

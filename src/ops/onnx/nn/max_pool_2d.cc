@@ -19,7 +19,8 @@ namespace pointrt::nn {
 namespace {
 
 // acc = v when v is larger or acc is still NaN; a NaN v never replaces a number.
-inline float max_keep_first(float acc, float v) { return (v > acc || acc != acc) ? v : acc; }
+// (`|`, not `||`: no branch, so the tap loops vectorise.)
+inline float max_keep_first(float acc, float v) { return ((v > acc) | (acc != acc)) ? v : acc; }
 template <typename T>
 inline T max_keep_first(T acc, T v) {
   return v > acc ? v : acc;
@@ -56,6 +57,12 @@ inline void valid_columns(int64_t dx, int64_t s, int64_t pb, int64_t in_w, int64
   j0 = std::min(j0, j1);
 }
 
+// One window tap over output columns [j0, j1): out and src never overlap (restrict: vectorises).
+template <typename T>
+inline void tap_pass(T* __restrict out, const T* __restrict src, int64_t j0, int64_t j1) {
+  for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j]);
+}
+
 template <typename T>
 void pool_row(const T* plane, T* out, const PoolGeometry& g, int64_t oy) {
   const int64_t in_h = g.in_spatial[0], in_w = g.in_spatial[1], out_w = g.out_spatial[1];
@@ -70,7 +77,7 @@ void pool_row(const T* plane, T* out, const PoolGeometry& g, int64_t oy) {
       valid_columns(kx * dx, sx, g.pad_begin[1], in_w, out_w, j0, j1);
       const T* src = row - g.pad_begin[1] + kx * dx;
       if (sx == 1)
-        for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j]);
+        tap_pass(out, src, j0, j1);
       else
         for (int64_t j = j0; j < j1; ++j) out[j] = max_keep_first(out[j], src[j * sx]);
     }

@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <immintrin.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,8 +24,7 @@ using namespace reduce_detail;
 template <typename T>
 void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
                   int64_t ldb, T beta, T* C, int64_t ldc, bool parallel) {
-#pragma omp parallel for if (parallel && M * N * K > (1 << 15))
-  for (int64_t i = 0; i < M; ++i) {
+  auto row = [&](int64_t i) {
     T* c = C + i * ldc;
     // Integers wrap on overflow (wadd/wmul), never undefined behaviour.
     if (beta == T(0))
@@ -48,6 +48,14 @@ void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, co
         c[j] = wadd(c[j], wmul(alpha, sum));
       }
     }
+  };
+  // No parallel construct at all when serial: an `if(false)` region nested in the batch loop's
+  // region still builds a team of one (an allocation and several futex calls per product).
+  if (parallel && M * N * K > (1 << 15) && omp_get_max_threads() > 1) {
+#pragma omp parallel for
+    for (int64_t i = 0; i < M; ++i) row(i);
+  } else {
+    for (int64_t i = 0; i < M; ++i) row(i);
   }
 }
 
@@ -63,6 +71,15 @@ inline f32x16 load16(const float* p) {
   return v;
 }
 inline void store16(float* p, f32x16 v) { std::memcpy(p, &v, sizeof(v)); }
+// A store that bypasses the caches (an aligned AVX-512 non-temporal store) where it can: for a C
+// larger than the last-level cache share, whose lines would otherwise be read before written.
+inline void store16_stream(float* p, f32x16 v) {
+#if defined(__AVX512F__)
+  if ((reinterpret_cast<uintptr_t>(p) & 63) == 0) return _mm512_stream_ps(p, (__m512)v);
+#endif
+  store16(p, v);
+}
+constexpr int64_t kStreamOutputBytes = 24 << 20;
 // The tile's acc += a * b is meant to be a fused multiply-add (the build turns contraction off
 // globally, for the kernels whose evaluation order OPS.md fixes; a GEMM has no such order).
 #if defined(__clang__)
@@ -74,7 +91,7 @@ inline void store16(float* p, f32x16 v) { std::memcpy(p, &v, sizeof(v)); }
 #endif
 
 // Rows i0 (and i0 + 1 when two) x columns [j0, j0 + 16 kVecs) of C = alpha A B + beta C.
-template <int kRows, int kVecs>
+template <int kRows, int kVecs, bool kStream = false>
 POINTRT_CONTRACT_FMA void small_sgemm_tile(const float* a, int64_t K, const float* B, int64_t ldb, int64_t j0,
                                            float beta, float* c0, float* c1) {
   POINTRT_CONTRACT_FMA_BODY
@@ -90,15 +107,21 @@ POINTRT_CONTRACT_FMA void small_sgemm_tile(const float* a, int64_t K, const floa
   }
   for (int r = 0; r < kRows; ++r) {
     float* c = (r == 0 ? c0 : c1) + j0;
-    for (int q = 0; q < kVecs; ++q)
-      store16(c + 16 * q, beta == 0.f ? acc[r][q] : acc[r][q] + beta * load16(c + 16 * q));
+    for (int q = 0; q < kVecs; ++q) {
+      if constexpr (kStream)  // beta == 0 (the caller checks)
+        store16_stream(c + 16 * q, acc[r][q]);
+      else
+        store16(c + 16 * q, beta == 0.f ? acc[r][q] : acc[r][q] + beta * load16(c + 16 * q));
+    }
   }
 }
 
 template <int kVecs>
 inline void small_sgemm_rows(int64_t rows, const float* a, int64_t K, const float* B, int64_t ldb, int64_t j0,
-                             float beta, float* c0, float* c1) {
-  if (rows == 2)
+                             float beta, float* c0, float* c1, bool stream = false) {
+  if (rows == 2 && stream)
+    small_sgemm_tile<2, kVecs, true>(a, K, B, ldb, j0, beta, c0, c1);
+  else if (rows == 2)
     small_sgemm_tile<2, kVecs>(a, K, B, ldb, j0, beta, c0, c1);
   else
     small_sgemm_tile<1, kVecs>(a, K, B, ldb, j0, beta, c0, c1);
@@ -121,16 +144,19 @@ void small_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
     std::copy(B + k * ldb + full, B + k * ldb + N, b_tail + k * 64);
     std::fill(b_tail + k * 64 + tail, b_tail + k * 64 + 16 * tail_vecs, 0.f);
   }
-#pragma omp parallel for if (parallel && M * N * K > (1 << 18))
-  for (int64_t p = 0; p < pairs; ++p) {
+  const bool stream = beta == 0.f && M * N * 4 > kStreamOutputBytes;
+  auto pair = [&](int64_t p) {
     const int64_t i0 = 2 * p, rows = std::min<int64_t>(2, M - i0);
     float a[64];  // alpha * A rows i0, i0 + 1 (32 apart)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < K; ++k) a[r * 32 + k] = alpha * (ta ? A[k * lda + i0 + r] : A[(i0 + r) * lda + k]);
     float* c0 = C + i0 * ldc;
     float* c1 = rows == 2 ? c0 + ldc : c0;
-    for (int64_t j0 = 0; j0 < full; j0 += 64) small_sgemm_rows<4>(rows, a, K, B, ldb, j0, beta, c0, c1);
-    if (!tail) continue;
+    for (int64_t j0 = 0; j0 < full; j0 += 64) small_sgemm_rows<4>(rows, a, K, B, ldb, j0, beta, c0, c1, stream);
+#if defined(__AVX512F__)
+    if (stream) _mm_sfence();  // this thread's non-temporal stores before anyone reads C
+#endif
+    if (!tail) return;
     float t0[64], t1[64];  // the tail through a padded tile of C
     if (beta != 0.f) {
       std::copy(c0 + full, c0 + N, t0);
@@ -144,6 +170,12 @@ void small_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
     }
     std::copy(t0, t0 + tail, c0 + full);
     if (rows == 2) std::copy(t1, t1 + tail, c1 + full);
+  };
+  if (parallel && M * N * K > (1 << 18) && omp_get_max_threads() > 1) {  // no nested team of one
+#pragma omp parallel for
+    for (int64_t p = 0; p < pairs; ++p) pair(p);
+  } else {
+    for (int64_t p = 0; p < pairs; ++p) pair(p);
   }
 }
 
@@ -339,7 +371,9 @@ void batched_matmul(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, 
   if (batch == 0 || M == 0 || N == 0) return;
   const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
   // One large product: let the GEMM thread itself. Many small ones: one thread per product.
-  const bool many_small = batch >= 2 * omp_get_max_threads() && M * N * K < (1 << 18);
+  // (Threads only when the whole batch is worth waking them for, and never a team of one.)
+  const bool many_small = batch >= 2 * omp_get_max_threads() && M * N * K < (1 << 18) &&
+                          batch * M * N * K > (1 << 16) && omp_get_max_threads() > 1;
   if (!many_small) {
     for (int64_t i = 0; i < batch; ++i)
       gemm_impl<T>(trans_a, trans_b, M, N, K, T(1), A + i * stride_a, lda, B + i * stride_b, ldb, T(0), C + i * M * N,
@@ -466,7 +500,8 @@ void matmul_optimized(const Tensor& a, const Tensor& b, Tensor& y) {
       batched_matmul<T>(l.batch, l.M, l.N, l.K, A, sa, B, sb, Y);
       return;
     }
-    const bool many_small = l.batch >= 2 * omp_get_max_threads() && l.M * l.N * l.K < (1 << 18);
+    const bool many_small = l.batch >= 2 * omp_get_max_threads() && l.M * l.N * l.K < (1 << 18) &&
+                            l.batch * l.M * l.N * l.K > (1 << 16) && omp_get_max_threads() > 1;
 #pragma omp parallel for if (many_small)
     for (int64_t i = 0; i < l.batch; ++i)
       gemm_impl<T>(false, false, l.M, l.N, l.K, T(1), A + l.a_off[i], l.K, B + l.b_off[i], l.N, T(0), Y + i * l.M * l.N,

@@ -14,9 +14,10 @@
 //    (the highest value, true), LogSum and LogSumExp give -inf, Mean gives 0 (undefined in the spec; 0 as
 //    ONNX Runtime).
 //  - Max/Min propagate NaN. Float sums accumulate in double (float32 over one group of adjacent
-//    axes: in float within blocks of 1024 elements, 16 independent lanes, blocks in double).
-//    LogSumExp keeps a running
-//    (max, sum of exp(x - max)) pair, so large inputs do not overflow.
+//    axes: a last axis in 16 double lanes per block of 1024 elements; a middle axis in float
+//    within chunks of 64 rows, chunks in double). LogSumExp subtracts the maximum before exp
+//    (the generic path keeps a running (max, sum of exp(x - max)) pair; float32 over one group
+//    makes a max sweep, then sums exp(x - max)), so large inputs do not overflow.
 #pragma once
 
 #include <vector>
@@ -38,7 +39,7 @@ Shape reduce_output_shape(const Shape& in, const std::vector<bool>& reduced, boo
 /// axes flagged in `reduced`. Optimised: merges adjacent axes, contiguous fast paths, OpenMP.
 void reduce_optimized(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y);
 /// The float32 fast paths of reduce_optimized (reduce_float.cc): Sum, Mean, SumSquare, L1, L2,
-/// Max and Min over one group of adjacent axes; false (y untouched) when they do not apply.
+/// Max, Min and LogSumExp over one group of adjacent axes; false (y untouched) when they do not apply.
 bool reduce_float32_fast(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y);
 /// Naive reference: one output element at a time, every reduced index enumerated.
 void reduce_reference(ReduceKind kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y);

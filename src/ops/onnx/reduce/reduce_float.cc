@@ -1,12 +1,14 @@
 // Float32 fast paths of the reductions exported graphs use most (Sum, Mean, SumSquare, L1, L2,
-// Max, Min) when one group of adjacent axes is reduced, i.e. the input is a [outer, R, inner]
+// Max, Min, LogSumExp) when one group of adjacent axes is reduced, i.e. the input is a [outer, R, inner]
 // view. No intermediate buffer: each output is finished and written once.
 //  - inner == 1, short rows (R <= 8, 16, 32: yanx27's sums over xyz, per-head dot products):
 //    one loop over the rows with the row unrolled at compile time;
 //  - inner == 1, long rows: 16 independent lanes per block of kBlock elements;
 //  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns.
-// Sums accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not stall), max/min in
-// float; the loops are written so that they vectorise (float -> double conversion included).
+// Sums over the last axis accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not
+// stall); over a middle axis in float within chunks of 64 rows, chunks in double (ONNX Runtime
+// sums in float); max/min in float. LogSumExp: a max sweep, then exp(x - max) summed with a
+// vectorised exp. The loops are written so that they vectorise.
 #include <omp.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce.h"
 
 namespace pointrt {
@@ -25,9 +28,13 @@ constexpr int64_t kParallelWork = 1 << 15;
 
 // Per kind: the element map, how partials combine, and the final transform of the total.
 template <ReduceKind K>
+constexpr bool kIsExtremum = K == ReduceKind::kMax || K == ReduceKind::kMin;
+
+// AccT: the accumulator (float for max/min; double for sums, or float within a chunk of rows).
+template <ReduceKind K, typename AccT = std::conditional_t<kIsExtremum<K>, float, double>>
 struct FloatOp {
-  static constexpr bool kExtremum = K == ReduceKind::kMax || K == ReduceKind::kMin;
-  using Acc = std::conditional_t<kExtremum, float, double>;
+  static constexpr bool kExtremum = kIsExtremum<K>;
+  using Acc = AccT;
   static Acc init() {
     if constexpr (K == ReduceKind::kMax) return -std::numeric_limits<float>::infinity();
     if constexpr (K == ReduceKind::kMin) return std::numeric_limits<float>::infinity();
@@ -155,17 +162,17 @@ void rows_last_axis(const float* x, float* y, int64_t outer, int64_t R) {
 }
 
 // acc[j] = combine(acc[j], map(row[j])) over one column block.
-template <ReduceKind K>
-inline void accumulate(typename FloatOp<K>::Acc* __restrict acc, const float* __restrict row, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] = FloatOp<K>::combine(acc[j], FloatOp<K>::map(row[j]));
+template <ReduceKind K, typename A>
+inline void accumulate(A* __restrict acc, const float* __restrict row, int64_t n) {
+  using Op = FloatOp<K, A>;
+  for (int64_t j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], Op::map(row[j]));
 }
 
 // Four rows at once: the accumulators are loaded and stored once per four rows, which is what
 // bounds the loop above (a sum differs from four single-row steps only by double rounding).
-template <ReduceKind K>
-inline void accumulate4(typename FloatOp<K>::Acc* __restrict acc, const float* __restrict row, int64_t stride,
-                        int64_t n) {
-  using Op = FloatOp<K>;
+template <ReduceKind K, typename A>
+inline void accumulate4(A* __restrict acc, const float* __restrict row, int64_t stride, int64_t n) {
+  using Op = FloatOp<K, A>;
   const float* __restrict r0 = row;
   const float* __restrict r1 = row + stride;
   const float* __restrict r2 = row + 2 * stride;
@@ -177,32 +184,115 @@ inline void accumulate4(typename FloatOp<K>::Acc* __restrict acc, const float* _
   }
 }
 
-// [outer, R, inner] with inner > 1: blocks of kBlock columns, every row added into the block.
+// [outer, R, inner] with inner > 1: blocks of kColBlock columns, every row added into the block.
+// Max/min run over all R rows in float. Sums accumulate in float over chunks of kChunkRows rows
+// (each 4-row step summed pairwise first; the error per output is that of a float sum of at most
+// kChunkRows / 4 + 3 terms, as ONNX Runtime's float sums), chunks added in double when R is longer.
+constexpr int64_t kChunkRows = 64;
+constexpr int64_t kColBlock = 4096;  // 16 KiB of float accumulators: long contiguous row pieces
+
 template <ReduceKind K>
 void middle_axis(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
   using Op = FloatOp<K>;
-  const int64_t col_blocks = (inner + kBlock - 1) / kBlock;
+  using Chunk = FloatOp<K, float>;  // float accumulation within one chunk of rows (sums)
+  const int64_t col_blocks = (inner + kColBlock - 1) / kColBlock;
   const int64_t jobs = outer * col_blocks;
 #pragma omp parallel for schedule(static) if (outer * R * inner > kParallelWork)
   for (int64_t job = 0; job < jobs; ++job) {
-    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kBlock, n = std::min(kBlock, inner - c0);
-    typename Op::Acc acc[kBlock];
+    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kColBlock, n = std::min(kColBlock, inner - c0);
     const float* base = x + o * R * inner + c0;
-    std::fill(acc, acc + n, Op::init());
-    int64_t r = 0;
-    for (; r + 4 <= R; r += 4) accumulate4<K>(acc, base + r * inner, inner, n);
-    for (; r < R; ++r) accumulate<K>(acc, base + r * inner, n);
     float* out = y + o * inner + c0;
-    for (int64_t j = 0; j < n; ++j) out[j] = Op::finish(acc[j], R);
+    alignas(64) float acc[kColBlock];
+    const int64_t chunk = Op::kExtremum ? R : kChunkRows;
+    double total[kColBlock];  // only when R > chunk
+    for (int64_t r0 = 0; r0 < R; r0 += chunk) {
+      const int64_t r1 = std::min(R, r0 + chunk);
+      std::fill(acc, acc + n, Chunk::init());
+      int64_t r = r0;
+      for (; r + 4 <= r1; r += 4) accumulate4<K, float>(acc, base + r * inner, inner, n);
+      for (; r < r1; ++r) accumulate<K, float>(acc, base + r * inner, n);
+      if (R <= chunk) break;
+      if (r0 == 0)
+        for (int64_t j = 0; j < n; ++j) total[j] = acc[j];
+      else
+        for (int64_t j = 0; j < n; ++j) total[j] += acc[j];
+    }
+    if (R <= chunk)
+      for (int64_t j = 0; j < n; ++j) out[j] = Op::finish(acc[j], R);
+    else
+      for (int64_t j = 0; j < n; ++j) out[j] = Op::finish(total[j], R);
+  }
+}
+
+// LogSumExp in two sweeps: the maximum m, then sum exp(x - m) (a vectorised exp, float within
+// blocks, double across them); the result is m + log(sum). NaN anywhere gives NaN; an infinite
+// maximum is the result itself (as the reference: +inf wins, all -inf gives -inf).
+inline float lse_finish(float m, double sum) {
+  if (m != m || std::isinf(m)) return m;
+  return static_cast<float>(static_cast<double>(m) + std::log(sum));
+}
+
+void lse_rows(const float* x, float* y, int64_t outer, int64_t R) {
+#pragma omp parallel for if (outer * R > kParallelWork / 4)
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* row = x + o * R;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t b = 0; b < R; b += kBlock)
+      m = FloatOp<ReduceKind::kMax>::combine(m, extremum_block<ReduceKind::kMax>(row + b, std::min(kBlock, R - b)));
+    double total = 0;
+    if (m == m && !std::isinf(m))
+      for (int64_t b = 0; b < R; b += kBlock) {
+        const int64_t e = std::min(R, b + kBlock);
+        float sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t r = b; r < e; ++r) sum += reduce_detail::exp_nonpositive(row[r] - m);
+        total += sum;
+      }
+    y[o] = lse_finish(m, total);
+  }
+}
+
+// exp(row[j] - m[j]) added into acc over one column block.
+inline void lse_accumulate(float* __restrict acc, const float* __restrict row, const float* __restrict m, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) acc[j] += reduce_detail::exp_nonpositive(row[j] - m[j]);
+}
+
+void lse_middle(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
+  constexpr int64_t kCols = 256;  // the maxima, the sums and one chunk of rows stay in L1/L2
+  const int64_t col_blocks = (inner + kCols - 1) / kCols;
+  const int64_t jobs = outer * col_blocks;
+#pragma omp parallel for schedule(static) if (outer * R * inner > kParallelWork / 4)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const int64_t o = job / col_blocks, c0 = (job % col_blocks) * kCols, n = std::min(kCols, inner - c0);
+    const float* base = x + o * R * inner + c0;
+    alignas(64) float m[kCols], acc[kCols];
+    double total[kCols];
+    std::fill(m, m + n, -std::numeric_limits<float>::infinity());
+    for (int64_t r = 0; r < R; ++r) accumulate<ReduceKind::kMax, float>(m, base + r * inner, n);
+    // An infinite or NaN maximum makes x - m NaN somewhere; lse_finish ignores the sum then.
+    for (int64_t r0 = 0; r0 < R; r0 += kChunkRows) {
+      const int64_t r1 = std::min(R, r0 + kChunkRows);
+      std::fill(acc, acc + n, 0.f);
+      for (int64_t r = r0; r < r1; ++r) lse_accumulate(acc, base + r * inner, m, n);
+      for (int64_t j = 0; j < n; ++j) total[j] = (r0 == 0 ? 0.0 : total[j]) + acc[j];
+    }
+    float* out = y + o * inner + c0;
+    for (int64_t j = 0; j < n; ++j) out[j] = lse_finish(m[j], total[j]);
   }
 }
 
 template <ReduceKind K>
 void single_group(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
-  if (inner == 1)
+  if constexpr (K == ReduceKind::kLogSumExp) {
+    if (inner == 1)
+      lse_rows(x, y, outer, R);
+    else
+      lse_middle(x, y, outer, R, inner);
+  } else if (inner == 1) {
     rows_last_axis<K>(x, y, outer, R);
-  else
+  } else {
     middle_axis<K>(x, y, outer, R, inner);
+  }
 }
 
 }  // namespace
@@ -234,6 +324,7 @@ bool reduce_float32_fast(ReduceKind kind, const Tensor& x, const std::vector<boo
     case ReduceKind::kL2: single_group<ReduceKind::kL2>(px, py, outer, R, inner); return true;
     case ReduceKind::kMax: single_group<ReduceKind::kMax>(px, py, outer, R, inner); return true;
     case ReduceKind::kMin: single_group<ReduceKind::kMin>(px, py, outer, R, inner); return true;
+    case ReduceKind::kLogSumExp: single_group<ReduceKind::kLogSumExp>(px, py, outer, R, inner); return true;
     default: return false;
   }
 }

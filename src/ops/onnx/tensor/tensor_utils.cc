@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/transpose16.h"
+
 namespace pointrt {
 namespace tensor_ops {
 
@@ -111,7 +113,8 @@ void coalesce(Shape& shape, Strides& strides) {
   strides.swap(st2);
 }
 
-// A batched 2D transpose (strides[rank - 2] == 1): tiles of 16 x 16 so both sides stay in cache.
+// A batched 2D transpose (strides[rank - 2] == 1): tiles of 16 x 16 so both sides stay in cache
+// (4-byte elements: whole tiles through an AVX-512 register transpose).
 template <typename E>
 void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst,
                             bool parallel) {
@@ -134,6 +137,15 @@ void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape
     const int64_t a1 = std::min(rows, a0 + kTile);
     for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
       const int64_t b1 = std::min(inner, b0 + kTile);
+#if defined(__AVX512F__)
+      if constexpr (sizeof(E) == 4) {  // a whole tile: 16 loads, a register transpose, 16 stores
+        if (a1 - a0 == kTile && b1 - b0 == kTile) {
+          transpose_tile16(reinterpret_cast<const uint32_t*>(src + base + a0 + b0 * inner_stride), inner_stride,
+                           reinterpret_cast<uint32_t*>(out + a0 * inner + b0), inner);
+          continue;
+        }
+      }
+#endif
       for (int64_t a = a0; a < a1; ++a) {
         const E* s = src + base + a;
         E* o = out + a * inner;
