@@ -70,8 +70,8 @@ TEST(SmallGemm, LargeOutputsStreamedPastTheCaches) {
   uint32_t seed = 50;
   for (const Case& cs : {Case{3073, 2048, 0.f}, Case{3001, 2113, 0.f}, Case{3001, 2113, 0.5f}}) {
     const int64_t K = 3;
-    Tensor a = random_matrix(cs.M, K, seed++), b = random_matrix(K, cs.N, seed++),
-           c = random_matrix(cs.M, cs.N, seed++);
+    Tensor a = random_floats({cs.M, K}, seed++), b = random_floats({K, cs.N}, seed++),
+           c = random_floats({cs.M, cs.N}, seed++);
     Tensor y = Tensor::allocate(DType::kFloat32, {cs.M, cs.N}), r = Tensor::allocate(DType::kFloat32, {cs.M, cs.N});
     gemm_optimized(a, b, &c, false, false, 1.f, cs.beta, y);
     gemm_reference(a, b, &c, false, false, 1.f, cs.beta, r);
