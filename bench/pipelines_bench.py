@@ -118,7 +118,7 @@ def pvn3d_pose_step_torch(points, kp_of, ctr_of, seg, model_kps, bandwidth=0.08)
     return poses
 
 
-def bench_pose(threads, iterations: int) -> dict:
+def bench_pose(threads, iterations: int, torch_runs: int = 3) -> dict:
     results = {}
     for name, objects, background in (("21 objects, no background", 21, 0.0), ("YCB-like: 6 objects, 45% background", 6, 0.45)):
         args = synthetic_frame(objects, background)
@@ -132,11 +132,12 @@ def bench_pose(threads, iterations: int) -> dict:
             row = {f"pointrt_{t}t_ms": bench_cli(path, t, iterations, feeds) for t in threads}
         torch.set_num_threads(1)
         times = []
-        for _ in range(3):
+        for _ in range(torch_runs):  # about a minute each: every vote shifted until all converge
             t0 = time.perf_counter()
             pvn3d_pose_step_torch(*args)
             times.append((time.perf_counter() - t0) * 1000)
-        row["pytorch_pvn3d_1t_ms"] = float(np.median(times))
+        if times:
+            row["pytorch_pvn3d_1t_ms"] = float(np.median(times))
         results[name] = row
         print(name, json.dumps(row), flush=True)
     return results
@@ -178,10 +179,12 @@ def main() -> None:
     ap.add_argument("what", choices=["pose", "decode"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--torch-runs", type=int, default=3,
+                    help="pose: runs of the PyTorch PVN3D reference (about a minute each; 0 skips it)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     load = os.getloadavg()
-    results = (bench_pose if a.what == "pose" else bench_decode)(a.threads, a.iterations)
+    results = bench_pose(a.threads, a.iterations, a.torch_runs) if a.what == "pose" else bench_decode(a.threads, a.iterations)
     record = dict(what=a.what, results=results, load_average_before=load, load_average_after=os.getloadavg())
     print(json.dumps(record, indent=1))
     if a.json:

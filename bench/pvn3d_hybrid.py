@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -78,18 +77,25 @@ def export_all(model, inputs, tmp: Path):
     cloud, rgb, choose = inputs
     pointrt.export(model, inputs, str(tmp / "pvn3d_full.onnx"), input_names=P.INPUT_NAMES,
                    output_names=P.OUTPUT_NAMES, dynamic_points=False, verify=False, quiet=True)
-    pointrt.export(RGBBackbone(model), (rgb,), str(tmp / "rgb_backbone.onnx"), input_names=["rgb"],
+    # The wrappers in eval mode: the exporter restores a module's own training flag after the export,
+    # and a new wrapper's (True) would be applied to the whole PVN3D inside it (batch statistics in
+    # the point branch of the hybrid, running statistics overwritten).
+    pointrt.export(RGBBackbone(model).eval(), (rgb,), str(tmp / "rgb_backbone.onnx"), input_names=["rgb"],
                    output_names=["out_rgb"], dynamic_points=False, verify=False, quiet=True)
     with torch.no_grad():
-        out_rgb, cld_emb = RGBBackbone(model)(rgb), model.pointnet2(cloud)
-    pointrt.export(FusionHead(model), (out_rgb, cld_emb, choose), str(tmp / "fusion_head.onnx"),
+        out_rgb, cld_emb = RGBBackbone(model).eval()(rgb), model.pointnet2(cloud)
+    pointrt.export(FusionHead(model).eval(), (out_rgb, cld_emb, choose), str(tmp / "fusion_head.onnx"),
                    input_names=["out_rgb", "cld_emb", "choose"], output_names=P.OUTPUT_NAMES,
                    dynamic_points=False, verify=False, quiet=True)
+    assert not any(m.training for m in model.modules())
 
 
 def peak_rss_mib(code: str) -> float:
-    """Peak RSS of a fresh Python process running `code` (which must print nothing else)."""
-    out = subprocess.run([sys.executable, "-c", code + "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"],
+    """Peak RSS of a fresh Python process running `code` (which must print nothing else): VmHWM, the
+    high-water mark of the process's own memory. Not getrusage's ru_maxrss: Linux carries the parent's
+    peak across fork + exec, so every child of this (large) process would report at least its size."""
+    hwm = "print(int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]) / 1024)"
+    out = subprocess.run([sys.executable, "-c", code + "\n" + hwm],
                          capture_output=True, text=True, env=dict(os.environ, OMP_WAIT_POLICY="passive"))
     if out.returncode:
         raise RuntimeError(out.stderr)

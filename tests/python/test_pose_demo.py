@@ -35,8 +35,9 @@ def test_committed_demo_matches_its_weights():
     model.load_state_dict(torch.load(DEMO / "pose_demo.pt"))
     model.eval()
     session = _pointrt.Session(str(DEMO / "pose_demo.onnx"))
-    seed = 300_000
-    x = ps.network_inputs(ps.render_frame(seed), tpd.NUM_POINTS, seed)
+    seed = 300_000  # neither a training nor a demo seed
+    frame = ps.render_frame(seed)
+    x = ps.network_inputs(frame, tpd.NUM_POINTS, seed)
     feeds = dict(rgb=x["rgb"][None], cloud=x["cloud"][None], choose=x["choose"][None])
     got = session.run(feeds)
     with torch.no_grad():
@@ -45,3 +46,10 @@ def test_committed_demo_matches_its_weights():
     found = (got["pose_status"] == 0) & (status.numpy() == 0)
     assert found[0, 1:].sum() >= 3
     np.testing.assert_allclose(got["poses"][found], poses.numpy()[found], atol=5e-3)
+    # the demo's metric: ADD-S of each found object against the frame's ground truth
+    from pointrt import metrics
+    scene = np.load(DEMO / "scene.npz")
+    d = [metrics.add_s(got["poses"][0, c], pose, scene["model_points"][c])
+         for c, pose in zip(frame["classes"], frame["poses"]) if got["pose_status"][0, c] == 0]
+    assert d and np.isfinite(d).all()
+    assert 0.0 <= metrics.pose_auc(d) <= 100.0
