@@ -72,7 +72,8 @@ def main() -> None:
     np.save(work / "scan.npy", scan)
     np.savez(work / "gt.npz", gt_boxes=gt_boxes, gt_labels=gt_labels)
     print(sh(CLI, "run", model, "--input", f"points={work / 'scan.npy'}", "--eval", work / "gt.npz",
-             "--labels", DEMO / "labels.txt", "--render", DEMO / "scan.png"))
+             "--labels", DEMO / "labels.txt", "--render", work / "scan.png"))
+    print(f"picture: {work / 'scan.png'} (the committed example: {DEMO / 'scan.png'})")
 
 
 if __name__ == "__main__":

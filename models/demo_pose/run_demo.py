@@ -96,7 +96,8 @@ def main() -> None:
     print("== 3. the CLI on one frame: --eval and --render\n")
     seed = HELD_OUT_SEED0
     print(sh(CLI, "run", model, "--input", work / f"frame_{seed}.npz", "--eval", work / f"gt_{seed}.npz",
-             "--labels", DEMO / "labels.txt", "--render", DEMO / "frame.png"))
+             "--labels", DEMO / "labels.txt", "--render", work / "frame.png"))
+    print(f"picture: {work / 'frame.png'} (the committed example: {DEMO / 'frame.png'})")
 
 
 if __name__ == "__main__":
