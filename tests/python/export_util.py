@@ -26,3 +26,10 @@ def export_and_run(tmp_path, fn, args, n_out):
     onnx.checker.check_model(model)
     got = _pointrt.Session(str(path)).run({n: a.numpy() for n, a in zip(names, args)})
     return model, [got[o] for o in outs]
+
+
+def committed_demo(model: torch.nn.Module, weights, onnx_file):
+    """(the model with the committed demo weights, in eval mode; a runtime session of its file)."""
+    model.load_state_dict(torch.load(weights))
+    model.eval()
+    return model, _pointrt.Session(str(onnx_file))

@@ -11,17 +11,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "models"))
 import train_det_demo as tdd  # noqa: E402
 from models import lidar_synth as ls  # noqa: E402
+from export_util import committed_demo  # noqa: E402
 
 DEMO = ROOT / "models" / "demo_det"
 
 
 @pytest.mark.skipif(not (DEMO / "detector_demo.onnx").exists(), reason="the demo has not been trained")
 def test_committed_demo_matches_its_weights():
-    from pointrt import _pointrt, metrics
-    model = tdd.SmallCenterPoint(decode=True)
-    model.load_state_dict(torch.load(DEMO / "detector_demo.pt"))
-    model.eval()
-    session = _pointrt.Session(str(DEMO / "detector_demo.onnx"))
+    from pointrt import metrics
+    model, session = committed_demo(tdd.SmallCenterPoint(decode=True), DEMO / "detector_demo.pt",
+                                    DEMO / "detector_demo.onnx")
     scan, gt_boxes, gt_labels = ls.synth_labelled_scan(300_000)  # neither a training nor a demo seed
     got = session.run({"points": scan})
     with torch.no_grad():

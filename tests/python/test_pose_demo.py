@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "models"))
 import train_pose_demo as tpd  # noqa: E402
 from models import pose_synth as ps  # noqa: E402
+from export_util import committed_demo  # noqa: E402
 
 DEMO = ROOT / "models" / "demo_pose"
 
@@ -30,11 +31,7 @@ def test_precomputed_geometry_matches_the_operators(tmp_path):
 
 @pytest.mark.skipif(not (DEMO / "pose_demo.onnx").exists(), reason="the demo has not been trained")
 def test_committed_demo_matches_its_weights():
-    from pointrt import _pointrt
-    model = tpd.ReducedPVN3D(with_pose=True)
-    model.load_state_dict(torch.load(DEMO / "pose_demo.pt"))
-    model.eval()
-    session = _pointrt.Session(str(DEMO / "pose_demo.onnx"))
+    model, session = committed_demo(tpd.ReducedPVN3D(with_pose=True), DEMO / "pose_demo.pt", DEMO / "pose_demo.onnx")
     seed = 300_000  # neither a training nor a demo seed
     frame = ps.render_frame(seed)
     x = ps.network_inputs(frame, tpd.NUM_POINTS, seed)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/exp_poly.h"
 #include "ops/kernel.h"
 #include "ops/onnx/elementwise/broadcast.h"
 
@@ -95,12 +96,7 @@ inline float exp_clamped(float c) {
   float r = c - fx * 0.693359375f;
   r = r - fx * -2.12194440e-4f;
   const float z = r * r;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
+  float y = exp_poly(r);
   y = y * z + r + 1.0f;
   const int32_t n = static_cast<int32_t>(fx), n1 = n / 2, n2 = n - n1;  // n in [-150, 128]
   const float s1 = __builtin_bit_cast(float, (n1 + 127) << 23), s2 = __builtin_bit_cast(float, (n2 + 127) << 23);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/exp_poly.h"
+
 namespace pointrt {
 namespace reduce_detail {
 
@@ -21,12 +23,7 @@ inline float fast_exp(float x) {
   uint32_t t_bits;  // unsigned: the bit arithmetic below must not overflow or shift a negative
   std::memcpy(&t_bits, &t, 4);
   const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  float p = exp_poly(r);
   p = p * r * r + r + 1.0f;
   const uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;  // 2^n: n = t_bits - bits of `magic`
   float scale;
