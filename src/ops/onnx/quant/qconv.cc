@@ -14,6 +14,7 @@
 // QLinearConv followed by QLinearAdd rounds twice. Anything else (weights or scales fed at run
 // time, weights that do not fit int8, rank > 5) runs the reference kernel with the run's values.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -77,6 +78,11 @@ class QConvKernel : public OpKernel {
       has_mid_ = has_sum_ && init.has_input(slots_.mid_scale);
       src_cl_ = at.get_int(kAttrSrcNhwc, 0) != 0;
       dst_cl_ = at.get_int(kAttrDstNhwc, 0) != 0;
+      sum_cl_ = at.get_int(kAttrSumNhwc, 0) != 0;
+      global_max_ = at.get_int(kAttrGlobalMax, 0) != 0;
+      keepdims_ = at.get_int(kAttrGlobalMaxKeepdims, 1) != 0;
+      if (global_max_ && (float_out_ || dst_cl_))
+        fail(where_, ": a global-max QConv writes int8 in the plain layout (internal attributes)");
     }
     check_types(declared_type(init, slots_.x), declared_type(init, slots_.w),
                 [&](int slot) { return slot >= 0 ? declared_type(init, slot) : DType::kUndefined; });
@@ -113,6 +119,7 @@ class QConvKernel : public OpKernel {
     DType out = kind_ == Kind::kConvInteger ? DType::kInt32
                 : float_out_                ? DType::kFloat32
                                             : ctx.input(slots_.y_zp).dtype();
+    if (global_max_) return run_global_max(ctx, g, x, w, b, out);
     Tensor& y = ctx.output(0, out, g.output_shape());
     if (y.numel() == 0) return;
     const int32_t x_zp = zero_point(ctx, slots_.x_zp, "zero point");
@@ -120,7 +127,7 @@ class QConvKernel : public OpKernel {
     std::shared_ptr<const QConvPlan> plan = plan_for(x.shape());
     if (plan->use_ref) return run_reference(ctx, g, x, w, b, y);
     const int32_t y_zp = slots_.y_zp >= 0 && !float_out_ ? zero_point(ctx, slots_.y_zp, "zero point") : 0;
-    execute_dnnl(ctx, *plan, x, b, x_zp, y_zp, y);
+    execute_dnnl(ctx, *plan, x, b, x_zp, y_zp, y.data(), y.shape());
   }
 
  private:
@@ -214,7 +221,11 @@ class QConvKernel : public OpKernel {
   std::shared_ptr<const QConvPlan> plan_for(const Shape& x) const;
   std::shared_ptr<QConvPlan> build_plan(const Shape& x) const;
   void execute_dnnl(KernelContext& ctx, const QConvPlan& p, const Tensor& x, const Tensor* b, int32_t x_zp,
-                    int32_t y_zp, Tensor& y) const;
+                    int32_t y_zp, void* y, const Shape& y_shape) const;
+  // The convolution into a temporary (channels-last on the oneDNN path), then its maximum over
+  // the spatial positions into output 0.
+  void run_global_max(KernelContext& ctx, const nn::ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* b,
+                      DType out) const;
   void run_reference(KernelContext& ctx, const nn::ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* b,
                      Tensor& y) const;
 
@@ -223,7 +234,8 @@ class QConvKernel : public OpKernel {
   Slots slots_;
   std::vector<std::string> names_;
   nn::ConvAttrs attrs_;
-  bool float_out_ = false, relu_ = false, has_sum_ = false, has_mid_ = false, src_cl_ = false, dst_cl_ = false;
+  bool float_out_ = false, relu_ = false, has_sum_ = false, has_mid_ = false, src_cl_ = false, dst_cl_ = false,
+       sum_cl_ = false, global_max_ = false, keepdims_ = true;
   // Prepared from constants (static_ok_: everything the primitive bakes in is known).
   bool static_ok_ = false;
   DType x_type_ = DType::kUndefined, out_type_ = DType::kUndefined, sum_type_ = DType::kUndefined;
@@ -322,7 +334,8 @@ std::shared_ptr<QConvPlan> QConvKernel::build_plan(const Shape& x) const {
   wdims.push_back(g.in_channels / g.group);
   wdims.insert(wdims.end(), g.kernel.begin(), g.kernel.end());
   p->x_md = activation_desc(x, x_type_, src_cl_);
-  p->y_md = activation_desc(y, out_type_, dst_cl_);
+  const bool y_cl = dst_cl_ || global_max_;  // the global max reads rows of channels
+  p->y_md = activation_desc(y, out_type_, y_cl);
   p->b_md = memory::desc({g.out_channels}, memory::data_type::s32, tag::x);
   memory::dims strides(g.strides.begin(), g.strides.end()), dil, pl(g.pad_begin.begin(), g.pad_begin.end()),
       pr(g.pad_end.begin(), g.pad_end.end());
@@ -343,7 +356,7 @@ std::shared_ptr<QConvPlan> QConvKernel::build_plan(const Shape& x) const {
   if (relu_) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(ops);
   const memory::desc src = src_cl_ ? p->x_md : memory::desc(nn::to_dims(x), dnnl_type(x_type_), tag::any);
-  const memory::desc dst = dst_cl_ ? p->y_md : memory::desc(nn::to_dims(y), dnnl_type(out_type_), tag::any);
+  const memory::desc dst = y_cl ? p->y_md : memory::desc(nn::to_dims(y), dnnl_type(out_type_), tag::any);
   const memory::desc w_any(wdims, memory::data_type::s8, tag::any);
   try {
     const bool with_bias = kind_ != Kind::kConvInteger;
@@ -360,13 +373,11 @@ std::shared_ptr<QConvPlan> QConvKernel::build_plan(const Shape& x) const {
     p->src_md = p->pd.src_desc();
     p->dst_md = p->pd.dst_desc();
     if (p->src_md != p->x_md) p->src_reorder = nn::make_reorder(p->x_md, p->src_md);
-    if (p->dst_md != p->y_md) {
-      p->dst_reorder = nn::make_reorder(p->dst_md, p->y_md);
-      if (has_sum_) {
-        memory::desc s_md = activation_desc(y, sum_type_, dst_cl_), s_want = p->dst_md;
-        s_want.data.data_type = static_cast<dnnl_data_type_t>(dnnl_type(sum_type_));
-        p->sum_reorder = nn::make_reorder(s_md, s_want);
-      }
+    if (p->dst_md != p->y_md) p->dst_reorder = nn::make_reorder(p->dst_md, p->y_md);
+    if (has_sum_) {  // the residual operand is copied into dst (the sum post-op adds to it)
+      memory::desc s_md = activation_desc(y, sum_type_, sum_cl_), s_want = p->dst_md;
+      s_want.data.data_type = static_cast<dnnl_data_type_t>(dnnl_type(sum_type_));
+      if (s_md != s_want) p->sum_reorder = nn::make_reorder(s_md, s_want);
     }
     memory::desc w_plain(wdims, memory::data_type::s8, weights_tag(rank, grouped));
     p->packed_weights = memory(p->pd.weights_desc(), nn::cpu_engine());
@@ -378,7 +389,7 @@ std::shared_ptr<QConvPlan> QConvKernel::build_plan(const Shape& x) const {
 }
 
 void QConvKernel::execute_dnnl(KernelContext& ctx, const QConvPlan& p, const Tensor& x, const Tensor* b, int32_t x_zp,
-                               int32_t y_zp, Tensor& y) const {
+                               int32_t y_zp, void* y, const Shape& y_shape) const {
   nn::RunBuffers buffers(ctx);
   void* src = const_cast<void*>(x.data());
   if (p.src_reorder.valid()) {
@@ -386,15 +397,15 @@ void QConvKernel::execute_dnnl(KernelContext& ctx, const QConvPlan& p, const Ten
     p.src_reorder.run(src, tmp);
     src = tmp;
   }
-  void* dst = y.data();
+  void* dst = y;
   const bool dst_tmp = p.dst_reorder.valid();
   if (dst_tmp) dst = buffers.get(nn::kDstSlot, p.dst_md.get_size());
   if (has_sum_) {
     const Tensor& s = ctx.input(slots_.sum);
-    if (s.shape() != y.shape())
+    if (s.shape() != y_shape)
       fail(where_, ": residual operand '", names_[slots_.sum], "' has shape ", shape_to_string(s.shape()),
-           ", expected ", shape_to_string(y.shape()));
-    if (dst_tmp)
+           ", expected ", shape_to_string(y_shape));
+    if (p.sum_reorder.valid())
       p.sum_reorder.run(s.data(), dst);
     else
       std::memcpy(dst, s.data(), s.nbytes());
@@ -419,7 +430,7 @@ void QConvKernel::execute_dnnl(KernelContext& ctx, const QConvPlan& p, const Ten
     args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = memory(zp_md, eng, &x_zp);
     nn::execute_with_scratchpad(p.prim, p.pd, args, buffers);
   }
-  if (dst_tmp) p.dst_reorder.run(dst, y.data());
+  if (dst_tmp) p.dst_reorder.run(dst, y);
 }
 
 void QConvKernel::run_reference(KernelContext& ctx, const nn::ConvGeometry& g, const Tensor& x, const Tensor& w,
@@ -454,7 +465,7 @@ void QConvKernel::run_reference(KernelContext& ctx, const nn::ConvGeometry& g, c
     if (s.shape() != y.shape())
       fail(where_, ": residual operand '", names_[slots_.sum], "' has shape ", shape_to_string(s.shape()),
            ", expected ", shape_to_string(y.shape()));
-    if (dst_cl_) {
+    if (sum_cl_) {
       Tensor plain = Tensor::allocate(s.dtype(), s.shape());
       relayout(s, true, plain, false);
       s = plain;
@@ -464,6 +475,55 @@ void QConvKernel::run_reference(KernelContext& ctx, const nn::ConvGeometry& g, c
   requantize_ref(r, acc.data_as<int32_t>(), b ? b->data_as<int32_t>() : nullptr, g.batch, g.out_channels, spatial,
                  has_sum_ ? &s : nullptr, yp);
   if (dst_cl_) relayout(yp, false, y, true);
+}
+
+// out[n, c] = the maximum of y [N, C, S] (plain) or [N, S, C] (channels-last) over S; the
+// lowest value of T when S = 0 (ReduceMax over an empty set).
+template <typename T>
+void max_over_spatial(const T* y, bool channels_last, int64_t batch, int64_t channels, int64_t spatial, T* out) {
+  for (int64_t n = 0; n < batch; ++n) {
+    const T* yn = y + n * channels * spatial;
+    T* o = out + n * channels;
+    std::fill(o, o + channels, std::numeric_limits<T>::lowest());
+    if (channels_last) {
+      for (int64_t s = 0; s < spatial; ++s) {
+        const T* row = yn + s * channels;
+#pragma omp simd
+        for (int64_t c = 0; c < channels; ++c) o[c] = row[c] > o[c] ? row[c] : o[c];
+      }
+    } else {
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t s = 0; s < spatial; ++s) o[c] = std::max(o[c], yn[c * spatial + s]);
+    }
+  }
+}
+
+void QConvKernel::run_global_max(KernelContext& ctx, const nn::ConvGeometry& g, const Tensor& x, const Tensor& w,
+                                 const Tensor* b, DType out) const {
+  const Shape full = g.output_shape();
+  Shape reduced = {g.batch, g.out_channels};
+  if (keepdims_) reduced.resize(full.size(), 1);
+  Tensor& y = ctx.output(0, out, reduced);
+  if (y.numel() == 0) return;
+  const int64_t spatial = shape_numel(g.out_spatial);
+  std::shared_ptr<const QConvPlan> plan;
+  if (spatial > 0 && runs_packed(ctx)) plan = plan_for(x.shape());
+  Tensor conv_out;  // [N, C, S...] of the convolution: channels-last on oneDNN's path, else plain
+  const bool channels_last = plan && !plan->use_ref;
+  if (channels_last) {
+    conv_out = ctx.temporary(static_cast<size_t>(shape_numel(full)) * dtype_size(out));
+    const int32_t x_zp = zero_point(ctx, slots_.x_zp, "zero point");
+    execute_dnnl(ctx, *plan, x, b, x_zp, zero_point(ctx, slots_.y_zp, "zero point"), conv_out.data(), full);
+  } else if (spatial > 0) {
+    conv_out = Tensor::allocate(out, full);
+    run_reference(ctx, g, x, w, b, conv_out);
+  }
+  if (out == DType::kUInt8)
+    max_over_spatial(static_cast<const uint8_t*>(conv_out.data()), channels_last, g.batch, g.out_channels, spatial,
+                     y.data_as<uint8_t>());
+  else
+    max_over_spatial(static_cast<const int8_t*>(conv_out.data()), channels_last, g.batch, g.out_channels, spatial,
+                     y.data_as<int8_t>());
 }
 
 }  // namespace

@@ -16,8 +16,12 @@
 //   __pointrt_sum_input = 1:    v = float(acc) * multiplier[m] + s_scale / y_scale * (s - s_zp)
 //                               (float output: + s, a float32 tensor of y's shape)
 //   __pointrt_post_relu = 1:    v = max(v, 0) before rounding
-//   __pointrt_src_nhwc / __pointrt_dst_nhwc = 1: x / y hold their [N, C, ...] data channels-last
-//   (only between QConv-family kernels; the pass decides, graph outputs stay plain).
+//   __pointrt_src_nhwc / __pointrt_dst_nhwc / __pointrt_sum_nhwc = 1: x / y / s hold their
+//   [N, C, ...] data channels-last (only between QConv kernels: the QDQ pass's rule 5 decides;
+//   graph outputs and observed values stay plain).
+//   __pointrt_global_max = 1: y is ReduceMax over every spatial axis of the convolution's int8
+//   output (after the epilogue): [N, C], or [N, C, 1, ...] with __pointrt_global_max_keepdims = 1.
+//   The maximum of the quantized values is the quantized maximum (the requantization increases).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,11 @@ namespace pointrt::quant {
 inline constexpr const char* kAttrFloatOutput = "__pointrt_float_output";
 inline constexpr const char* kAttrSrcNhwc = "__pointrt_src_nhwc";
 inline constexpr const char* kAttrDstNhwc = "__pointrt_dst_nhwc";
+inline constexpr const char* kAttrSumNhwc = "__pointrt_sum_nhwc";
+inline constexpr const char* kAttrGlobalMax = "__pointrt_global_max";
+inline constexpr const char* kAttrGlobalMaxKeepdims = "__pointrt_global_max_keepdims";
+/// QConv's input position of the residual operand s.
+inline constexpr int kQConvSumInput = 9;
 
 /// What happens to the int32 accumulators (bias already added): scale, residual, ReLU, round.
 struct Requantize {
