@@ -40,11 +40,8 @@ Family register_onnx_quant() {
          "oneDNN int8 convolution for constant weights and scales; per-channel w_scale"});
   t.add({"", "MatMulInteger", 10, 21, int8, make_matmul_integer_kernel,
          "oneDNN int8 matmul for a constant 2-D B; per-row/per-column zero points"});
-  t.add({"", "QLinearMatMul", 10, 20, int8, make_qlinear_matmul_kernel,
-         "oneDNN int8 matmul for a constant 2-D B and scales; per-row/per-column scales"});
-  // Opset 21 (float16 scales; the kernel computes them) is served once the conformance runner can list
-  // tests whose data contradicts the spec: ONNX 1.16's int8 QLinearMatMul tests expect wrapped
-  // results where the spec (and ONNX Runtime) saturate.
+  t.add({"", "QLinearMatMul", 10, 21, int8, make_qlinear_matmul_kernel,
+         "oneDNN int8 matmul for a constant 2-D B and scales; per-row/per-column scales; float16 scales (21)"});
   t.add({kMicrosoftDomain, "QLinearAdd", 1, 1, int8, make_qlinear_add_kernel,
          "ONNX Runtime contrib (QOperator files); folded into a preceding QConv by the QDQ pass"});
   t.add({kMicrosoftDomain, "QLinearGlobalAveragePool", 1, 1, int8, make_qlinear_global_average_pool_kernel,
