@@ -155,3 +155,41 @@ TEST(QConvLayout, ResidualChainMatchesThePlainLayout) {
       expect_same_bytes(r.fused[0], r.plain[0], what);
     }
 }
+
+// ResNet's stem: QConv -> int8 MaxPool -> QConv. The pool runs channels-last between the two
+// convolutions (strides, padding, ceil mode, dilation).
+TEST(QConvLayout, MaxPoolBetweenQConvsMatchesThePlainLayout) {
+  struct Pool {
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil = 0;
+  };
+  const std::vector<Pool> pools = {
+      {{3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 0}, {{2, 2}, {2, 2}, {}, {}, 1}, {{3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 0}};
+  for (DType act : {DType::kUInt8, DType::kInt8})
+    for (Shape hw : {Shape{1, 1}, Shape{7, 6}, Shape{17, 16}})
+      for (size_t pi = 0; pi < pools.size(); ++pi) {
+        const std::string what =
+            std::string(dtype_name(act)) + " " + shape_to_string(hw) + " pool " + std::to_string(pi);
+        const Pool& pc = pools[pi];
+        if (pc.pads.empty() && hw[0] < pc.kernel[0]) continue;  // the window does not fit
+        ModelBuilder b(13);
+        b.input("x", act, {int64_t{2}, int64_t{5}, hw[0], hw[1]});
+        input_params(b, act, "x");
+        qdq_conv(b, act, "x", "x", "a", {17, 5, 3, 3}, true, 51, {1, 1, 1, 1});
+        b.node("DequantizeLinear", {"a", "a_s", "a_z"}, {"a_d"});
+        auto& pool = b.node("MaxPool", {"a_d"}, {"p_f"});
+        ModelBuilder::attr_ints(pool, "kernel_shape", pc.kernel);
+        ModelBuilder::attr_ints(pool, "strides", pc.strides);
+        if (!pc.pads.empty()) ModelBuilder::attr_ints(pool, "pads", pc.pads);
+        if (!pc.dilations.empty()) ModelBuilder::attr_ints(pool, "dilations", pc.dilations);
+        if (pc.ceil) ModelBuilder::attr_int(pool, "ceil_mode", 1);
+        b.node("QuantizeLinear", {"p_f", "a_s", "a_z"}, {"p"});
+        qdq_conv(b, act, "p", "a", "c", {6, 17, 1, 1}, false, 52);
+        b.output("c", act);
+        const Model m = b.load("stem.onnx");
+        Runs r = run_both(m, {{"x", activation(act, {2, 5, hw[0], hw[1]}, 61)}}, {"a", "p"});
+        EXPECT_EQ(r.fused_ops, (std::vector<std::string>{"QConv", "MaxPool", "QConv"})) << what;
+        EXPECT_EQ(r.plain_ops, r.fused_ops) << what;
+        expect_same_bytes(r.fused[0], r.plain[0], what);
+      }
+}

@@ -25,6 +25,8 @@ namespace pointrt::nn {
 
 // Internal attribute names written by the nn graph pass (prefixed so no model uses them).
 inline constexpr const char* kAttrSrcBlocked = "__pointrt_src_blocked";  // input 0 arrives blocked
+// int8/uint8 MaxPool: X and Y channels-last (NHWC), between int8 convolutions (the QDQ pass).
+inline constexpr const char* kAttrInt8Nhwc = "__pointrt_int8_nhwc";
 inline constexpr const char* kAttrDstBlocked = "__pointrt_dst_blocked";  // output 0 must be blocked
 inline constexpr const char* kAttrPostRelu = "__pointrt_post_relu";      // FusedConv: ReLU after sum
 inline constexpr const char* kAttrSumInput = "__pointrt_sum_input";      // FusedConv: input 3 is added

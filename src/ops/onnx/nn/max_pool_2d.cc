@@ -1,4 +1,4 @@
-// MaxPool over two spatial dims of plain NCHW float32, int8 or uint8, without Indices
+// MaxPool over two spatial dims of plain NCHW float32, int8 or uint8 (or NHWC int8/uint8), without Indices
 // (CenterPoint's 3x3 peak test, PSPNet-style stems, quantized ResNet stems): per output row, each
 // window tap is one vectorised pass over the output columns it reaches, so the work is kh * kw
 // contiguous passes instead of a window walk per output. The same results as max_pool_ref:
@@ -105,8 +105,41 @@ bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y) {
   return true;
 }
 
+template <typename T>
+bool max_pool_2d_nhwc(const PoolGeometry& g, const T* x, T* y) {
+  if (g.in_spatial.size() != 2) return false;
+  for (size_t a = 0; a < 2; ++a)
+    if (has_empty_window(g.in_spatial[a], g.out_spatial[a], g.kernel[a], g.strides[a], g.dilations[a], g.pad_begin[a]))
+      return false;
+  const int64_t c = g.channels, in_h = g.in_spatial[0], in_w = g.in_spatial[1];
+  const int64_t out_h = g.out_spatial[0], out_w = g.out_spatial[1], rows = g.batch * out_h;
+  const int64_t work = rows * out_w * c * g.kernel[0] * g.kernel[1];
+#pragma omp parallel for schedule(static) if (work > (1 << 18))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = r / out_h, oy = r % out_h;
+    for (int64_t ox = 0; ox < out_w; ++ox) {
+      T* __restrict out = y + (r * out_w + ox) * c;
+      std::fill(out, out + c, start_value<T>());
+      for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
+        const int64_t iy = oy * g.strides[0] - g.pad_begin[0] + ky * g.dilations[0];
+        if (iy < 0 || iy >= in_h) continue;
+        for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+          const int64_t ix = ox * g.strides[1] - g.pad_begin[1] + kx * g.dilations[1];
+          if (ix < 0 || ix >= in_w) continue;
+          const T* __restrict src = x + ((n * in_h + iy) * in_w + ix) * c;
+#pragma omp simd
+          for (int64_t ch = 0; ch < c; ++ch) out[ch] = max_keep_first(out[ch], src[ch]);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 template bool max_pool_2d_plain<float>(const PoolGeometry&, const float*, float*);
 template bool max_pool_2d_plain<int8_t>(const PoolGeometry&, const int8_t*, int8_t*);
 template bool max_pool_2d_plain<uint8_t>(const PoolGeometry&, const uint8_t*, uint8_t*);
+template bool max_pool_2d_nhwc<int8_t>(const PoolGeometry&, const int8_t*, int8_t*);
+template bool max_pool_2d_nhwc<uint8_t>(const PoolGeometry&, const uint8_t*, uint8_t*);
 
 }  // namespace pointrt::nn

@@ -34,6 +34,7 @@ class PoolKernel : public OpKernel {
     attrs_ = parse_pool_attrs(init.attrs(), kind, global, where_);
     src_blocked_ = init.attrs().get_int(kAttrSrcBlocked, 0) != 0;
     dst_blocked_ = init.attrs().get_int(kAttrDstBlocked, 0) != 0;
+    int8_nhwc_ = init.attrs().get_int(kAttrInt8Nhwc, 0) != 0;
     want_indices_ = init.node.outputs.size() > 1 && init.node.outputs[1] >= 0;
     squeeze_ = global && init.attrs().get_int(kAttrSqueeze, 0) != 0;
     if (want_indices_ && kind != PoolKind::kMax) fail(where_, ": only MaxPool has an Indices output");
@@ -65,6 +66,7 @@ class PoolKernel : public OpKernel {
       dispatch_all(t, "MaxPool", [&](auto tag) {
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+          if (int8_nhwc_) return run_int8_nhwc<T>(g, x, y);
           // int8 stems of quantized networks: the same per-tap passes as float32.
           if (!ind && !attrs_.global && max_pool_2d_plain<T>(g, x.data_as<T>(), y.data_as<T>())) return;
         }
@@ -111,6 +113,22 @@ class PoolKernel : public OpKernel {
   }
 
  private:
+  // X and Y channels-last (the QDQ pass's layout between int8 convolutions). What the NHWC kernel
+  // does not take (a window without a tap inside) runs the reference on plain copies.
+  template <typename T>
+  void run_int8_nhwc(const PoolGeometry& g, const Tensor& x, Tensor& y) const {
+    if (x.rank() != 4) fail(where_, ": an NHWC int8 MaxPool needs a 4-D input, got ", shape_to_string(x.shape()));
+    if (max_pool_2d_nhwc<T>(g, x.data_as<T>(), y.data_as<T>())) return;
+    const memory::data_type dt = std::is_same_v<T, int8_t> ? memory::data_type::s8 : memory::data_type::u8;
+    auto desc = [&](const Shape& s, bool nhwc) {
+      return memory::desc(to_dims(s), dt, nhwc ? memory::format_tag::nhwc : memory::format_tag::nchw);
+    };
+    Tensor xp = Tensor::allocate(x.dtype(), x.shape()), yp = Tensor::allocate(y.dtype(), y.shape());
+    reorder_memory(desc(x.shape(), true), x.data(), desc(x.shape(), false), xp.data());
+    max_pool_ref<T>(g, attrs_.storage_order, xp.data_as<T>(), yp.data_as<T>(), nullptr);
+    reorder_memory(desc(y.shape(), false), yp.data(), desc(y.shape(), true), y.data());
+  }
+
   std::shared_ptr<const PoolPlan> plan_for(const Shape& x) const {
     std::lock_guard<std::mutex> lock(mutex_);
     Shape key = plan_key(x);
@@ -167,7 +185,7 @@ class PoolKernel : public OpKernel {
 
   std::string where_;
   PoolAttrs attrs_;
-  bool src_blocked_ = false, dst_blocked_ = false, want_indices_ = false, squeeze_ = false;
+  bool src_blocked_ = false, dst_blocked_ = false, want_indices_ = false, squeeze_ = false, int8_nhwc_ = false;
   mutable std::mutex mutex_;
   mutable std::map<Shape, std::shared_ptr<const PoolPlan>> plans_;
 };

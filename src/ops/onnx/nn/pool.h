@@ -59,5 +59,8 @@ void average_pool_ref(const PoolGeometry& g, bool count_include_pad, const float
 /// window has no tap inside the input.
 template <typename T>
 bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y);
+/// The same for int8 or uint8 X and Y in NHWC (channels-last), vectorised over the channels.
+template <typename T>
+bool max_pool_2d_nhwc(const PoolGeometry& g, const T* x, T* y);
 
 }  // namespace pointrt::nn

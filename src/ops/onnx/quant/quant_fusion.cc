@@ -22,8 +22,9 @@
 // 5. Layouts, once the graph is fused: a ReduceMax over every spatial axis of a QConv's int8
 //    output becomes part of the QConv (PointNet's max over points: the [C, points] tensor is never
 //    written in the plain layout); a QConv output that only QConvs read, as x or as the residual
-//    operand, stays channels-last, the layout oneDNN's int8 convolutions compute in (a plain
-//    tensor between two of them costs two reorders, 40% of int8 PointNet's time at 16384 points).
+//    operand (or an int8 MaxPool whose output only QConvs read), stays channels-last, the layout
+//    oneDNN's int8 convolutions compute in (a plain tensor between two of them costs two
+//    reorders: 40% of int8 PointNet's time at 16384 points).
 #include "ops/onnx/quant/quant_fusion.h"
 
 #include <algorithm>
@@ -473,30 +474,64 @@ bool fuse_global_max(Graph& g, const Readers& r, int ci) {
   return true;
 }
 
-// Rule 5: channels-last between QConvs.
+// An int8 MaxPool (rule 4 runs it on the int8 data) that can keep the channels-last layout.
+bool channels_last_pool(const Graph& g, const Node& n) {
+  if (!is_op(n, "MaxPool") || n.opset < 12 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() ||
+      n.outputs[0] < 0 || (n.outputs.size() > 1 && n.outputs[1] >= 0))
+    return false;
+  const Value& x = g.values[n.inputs[0]];
+  return is_int8(x.dtype) && x.has_shape && x.shape.size() == 4;
+}
+
+// True when v has readers, is no graph output, and each reader can read it channels-last: a QConv
+// as x or as the residual operand, or a MaxPool marked in `pools`.
+bool readers_take_channels_last(const Graph& g, const Readers& r, int v, const std::vector<char>& pools) {
+  if (r.output[v] || r.of[v].empty()) return false;
+  for (int ri : r.of[v]) {
+    const Node& c = g.nodes[ri];
+    for (size_t slot = 0; slot < c.inputs.size(); ++slot)
+      if (c.inputs[slot] == v && !(is_qconv(c) ? slot == 0 || slot == kQConvSumInput : slot == 0 && pools[ri]))
+        return false;
+  }
+  return true;
+}
+
+// Tells each QConv reader of v that v arrives channels-last; marks MaxPool readers in `pools`.
+void read_channels_last(Graph& g, const Readers& r, int v, std::vector<char>& pools) {
+  for (int ri : r.of[v]) {
+    Node& c = g.nodes[ri];
+    if (!is_qconv(c)) {
+      pools[ri] = 1;
+      continue;
+    }
+    if (c.inputs[0] == v) set_int(c, kAttrSrcNhwc, 1);
+    if (static_cast<int>(c.inputs.size()) > kQConvSumInput && c.inputs[kQConvSumInput] == v)
+      set_int(c, kAttrSumNhwc, 1);
+  }
+}
+
+// Rule 5: channels-last between QConvs, and through the int8 MaxPools between them (ResNet's stem).
 bool chain_channels_last(Graph& g) {
   const Readers r = readers_of(g);
+  const std::vector<char> none(g.nodes.size(), 0);
+  std::vector<char> pool_ok(g.nodes.size(), 0), pool_cl(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    pool_ok[i] = channels_last_pool(g, g.nodes[i]) && readers_take_channels_last(g, r, g.nodes[i].outputs[0], none);
   bool changed = false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!writes_int8_activation(g, g.nodes[i]) || g.nodes[i].attrs.get_int(kAttrDstNhwc, 0) != 0) continue;
     const int y = g.nodes[i].outputs[0];
-    if (r.output[y] || r.of[y].empty()) continue;
-    bool only_qconvs = true;
-    for (int ri : r.of[y]) {
-      const Node& c = g.nodes[ri];
-      for (size_t slot = 0; slot < c.inputs.size() && only_qconvs; ++slot)
-        only_qconvs = is_qconv(c) && (c.inputs[slot] != y || slot == 0 || slot == kQConvSumInput);
-    }
-    if (!only_qconvs) continue;
+    if (!readers_take_channels_last(g, r, y, pool_ok)) continue;
     set_int(g.nodes[i], kAttrDstNhwc, 1);
-    for (int ri : r.of[y]) {
-      Node& c = g.nodes[ri];
-      if (c.inputs[0] == y) set_int(c, kAttrSrcNhwc, 1);
-      if (static_cast<int>(c.inputs.size()) > kQConvSumInput && c.inputs[kQConvSumInput] == y)
-        set_int(c, kAttrSumNhwc, 1);
-    }
+    read_channels_last(g, r, y, pool_cl);
     changed = true;
   }
+  std::vector<char> unused(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (pool_cl[i]) {  // its input is channels-last, and only QConvs read its output
+      set_int(g.nodes[i], nn::kAttrInt8Nhwc, 1);
+      read_channels_last(g, r, g.nodes[i].outputs[0], unused);
+    }
   return changed;
 }
 
