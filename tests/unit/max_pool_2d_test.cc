@@ -81,6 +81,21 @@ void check_int(const Shape& x_shape, int64_t k, int64_t s, int64_t d, int64_t pa
   if (!max_pool_2d_plain<T>(g, x.data_as<T>(), y.data_as<T>())) return;  // an empty window: the reference's
   ASSERT_EQ(0, std::memcmp(y.data(), r.data(), r.nbytes()))
       << shape_to_string(x_shape) << " k " << k << " s " << s << " d " << d << " pad " << pad;
+  // The NHWC kernel on the same values, channels-last in and out.
+  auto to_nhwc = [](const Tensor& t) {
+    const Shape& sh = t.shape();
+    Tensor o = Tensor::allocate(t.dtype(), sh);
+    for (int64_t n = 0; n < sh[0]; ++n)
+      for (int64_t c = 0; c < sh[1]; ++c)
+        for (int64_t p = 0; p < sh[2] * sh[3]; ++p)
+          o.data_as<T>()[(n * sh[2] * sh[3] + p) * sh[1] + c] = t.data_as<T>()[(n * sh[1] + c) * sh[2] * sh[3] + p];
+    return o;
+  };
+  const Tensor xn = to_nhwc(x), rn = to_nhwc(r);
+  Tensor yn = Tensor::allocate(t, ys);
+  ASSERT_TRUE(max_pool_2d_nhwc<T>(g, xn.data_as<T>(), yn.data_as<T>()));
+  ASSERT_EQ(0, std::memcmp(yn.data(), rn.data(), rn.nbytes()))
+      << "NHWC " << shape_to_string(x_shape) << " k " << k << " s " << s << " d " << d << " pad " << pad;
 }
 
 TEST(MaxPool2d, Int8AndUint8MatchTheReference) {
@@ -107,6 +122,7 @@ TEST(MaxPool2d, IntegerWindowWithoutTapsIsDeclined) {
   const PoolGeometry g = pool_geometry(a, {1, 1, 1, 2}, "test");
   int8_t x[2] = {5, 6}, y[4] = {};
   EXPECT_FALSE(max_pool_2d_plain<int8_t>(g, x, y));
+  EXPECT_FALSE(max_pool_2d_nhwc<int8_t>(g, x, y));
 }
 
 TEST(MaxPool2d, OtherRanksAreDeclined) {
