@@ -128,7 +128,7 @@ void shift_from(const SetPoints& p, int64_t seed, const MeanShiftAttrs& a, float
     for (int64_t j = 0; j < n; ++j) {
       const float rx = x[j] - ox, ry = y[j] - oy, rz = z[j] - oz;
       const float dx = mx - rx, dy = my - ry, dz = mz - rz;
-      const float w = ew::fast_exp(-((dx * dx + dy * dy) + dz * dz) * inv);
+      const float w = elementwise::fast_exp(-((dx * dx + dy * dy) + dz * dz) * inv);
       sw += w;
       sx += w * rx;
       sy += w * ry;

@@ -22,7 +22,7 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 Family register_onnx_elementwise() {
   Family family{"onnx/elementwise"};
   OpTable& t = family.rows;
-  using namespace ew;
+  using namespace elementwise;
   const std::vector<DType> kHalf = {DType::kFloat16};
   const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
   const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number

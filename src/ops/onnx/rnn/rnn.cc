@@ -22,10 +22,10 @@ void activate(const Activation& act, float* v, int64_t n) {
     const int64_t len = std::min<int64_t>(256, n - b);
     float* p = v + b;
     if (act.kind == ActivationKind::kSigmoid) {
-      ew::fast_exp_block(p, p, len, -1.0f);
+      elementwise::fast_exp_block(p, p, len, -1.0f);
       for (int64_t i = 0; i < len; ++i) p[i] = 1.0f / (1.0f + p[i]);
     } else if (act.kind == ActivationKind::kTanh) {
-      ew::fast_tanh_block(p, p, len);
+      elementwise::fast_tanh_block(p, p, len);
     } else {
       for (int64_t i = 0; i < len; ++i) p[i] = act(p[i]);
     }
