@@ -15,6 +15,8 @@
 #include "pointrt/pointrt.h"
 
 using namespace pointrt;
+namespace bcast = pointrt::elementwise::bcast;
+namespace bcast_ref = pointrt::elementwise::bcast_ref;
 
 namespace {
 

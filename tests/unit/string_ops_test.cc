@@ -8,8 +8,13 @@
 #include "ops/onnx/strings/string_ops.h"
 #include "test_util/node_runner.h"
 
-using namespace pointrt;
+// Not `using namespace pointrt`: its namespace `strings` would clash with the helper below.
+using pointrt::DType;
+using pointrt::Shape;
+using pointrt::Tensor;
+using pointrt::strings::python_split;
 using namespace pointrt::test;
+namespace elementwise = pointrt::elementwise;
 
 namespace {
 Tensor strings(Shape shape, const std::vector<std::string>& v) {

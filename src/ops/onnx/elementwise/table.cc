@@ -9,7 +9,7 @@
 #include "ops/onnx/elementwise/random.h"
 #include "ops/version_adapter.h"
 
-namespace pointrt {
+namespace pointrt::elementwise {
 namespace {
 
 std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
@@ -18,6 +18,9 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 }
 
 }  // namespace
+}  // namespace pointrt::elementwise
+
+namespace pointrt {
 
 Family register_onnx_elementwise() {
   Family family{"onnx/elementwise"};

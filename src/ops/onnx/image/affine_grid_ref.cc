@@ -3,7 +3,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 void affine_grid_ref(const Tensor& theta, const Shape& spatial, bool align_corners, Tensor& y) {
   const int64_t N = theta.dim(0), dims = static_cast<int64_t>(spatial.size()), points = shape_numel(spatial);
@@ -53,4 +53,4 @@ std::unique_ptr<OpKernel> make_affine_grid_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -5,7 +5,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void mean_variance_normalization_ref(const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
   // Group every element by its position on the kept axes.
@@ -50,4 +50,4 @@ std::unique_ptr<OpKernel> make_mean_variance_normalization_kernel(const KernelIn
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -77,7 +77,7 @@ class DirectionRunner {
     if (p)
       p->run(ctx_, x, y);
     else
-      gemm<float>(false, true, M, N, K, 1.0f, x, K, w, K, 0.0f, y, ldy);
+      reduce::gemm<float>(false, true, M, N, K, 1.0f, x, K, w, K, 0.0f, y, ldy);
   }
   void prepare_bias() {
     const float* b = io_.b ? io_.b->data_as<float>() + dir_ * 2 * GH_ : nullptr;

@@ -5,7 +5,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 std::vector<double> dft_ref(const std::vector<double>& x, int64_t outer, int64_t n, int64_t inner, int64_t length,
                             bool inverse, int64_t bins) {
@@ -125,4 +125,4 @@ std::unique_ptr<OpKernel> make_stft_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::signal

@@ -4,7 +4,7 @@
 #include "ops/onnx/signal/windows.h"
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 std::vector<double> window_ref(WindowKind kind, int64_t size, bool periodic) {
   const double N = static_cast<double>(periodic ? size : size - 1);
@@ -124,4 +124,4 @@ void add_signal_rows(OpTable& t) {
   t.add({"", "MelWeightMatrix", 17, 21, sizes, make_mel_weight_matrix_kernel, "as ONNX's reference"});
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::signal
