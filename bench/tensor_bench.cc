@@ -11,7 +11,7 @@
 
 namespace {
 using namespace pointrt;
-using namespace pointrt::tensor_ops;
+using namespace pointrt::tensor;
 
 Tensor random_floats(const Shape& s) {
   std::mt19937 rng(7);

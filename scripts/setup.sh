@@ -10,7 +10,7 @@ APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git zlib1g-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-venv python3-pip python3-numpy python3-torch
-  clang libclang-rt-14-dev unzip libpng-dev locales libopenblas0-pthread)
+  clang clang-format libclang-rt-14-dev unzip libpng-dev locales libopenblas0-pthread)
 # libopenblas0-pthread: Debian's torch 1.13 takes its BLAS from the libblas.so.3 alternative; without
 # OpenBLAS that is the reference BLAS, 60x slower (a full-size PVN3D export took 112 s instead of ~15 s).
 

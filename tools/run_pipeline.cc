@@ -1,8 +1,8 @@
 #include "tools/run_pipeline.h"
 
 #include <ostream>
-#include <string>
 #include <sstream>
+#include <string>
 
 #include "core/file_io.h"
 #include "io/npy.h"

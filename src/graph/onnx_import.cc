@@ -127,7 +127,7 @@ std::string infer_shapes_isolated(onnx::ModelProto& proto) {
     // Die by the signal itself: handlers inherited from the parent (a sanitizer's, libFuzzer's,
     // an embedding application's) would otherwise run here, e.g. libFuzzer writing a crash-*
     // file for a crash that this function contains.
-    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP}) signal(sig, SIG_DFL);
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP}) ::signal(sig, SIG_DFL);
 #if POINTRT_HAS_ASAN
     __sanitizer_set_death_callback(nullptr);  // likewise for an ASan report: the exit status says it
 #endif

@@ -11,6 +11,9 @@
 namespace pointrt {
 namespace {
 
+namespace bcast = elementwise::bcast;
+namespace bcast_ref = elementwise::bcast_ref;
+
 template <typename T>
 std::vector<T> random_values(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);

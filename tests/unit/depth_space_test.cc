@@ -9,7 +9,7 @@
 
 using namespace pointrt;
 using namespace pointrt::test;
-using tensor_ops::DepthSpaceMode;
+using tensor::DepthSpaceMode;
 
 TEST(DepthSpace, KernelMatchesReference) {
   for (DepthSpaceMode mode :
@@ -28,10 +28,10 @@ TEST(DepthSpace, KernelMatchesReference) {
           Tensor x = Tensor::allocate(dtype, s);
           auto* p = static_cast<uint8_t*>(x.data());
           std::iota(p, p + x.nbytes(), uint8_t(1));
-          const Shape out = tensor_ops::depth_space_shape(s, b, mode, "t");
+          const Shape out = tensor::depth_space_shape(s, b, mode, "t");
           Tensor fast = Tensor::allocate(dtype, out), ref = Tensor::allocate(dtype, out);
-          tensor_ops::depth_space_cpu(x, b, mode, fast);
-          tensor_ops::depth_space_ref(x, b, mode, ref);
+          tensor::depth_space_cpu(x, b, mode, fast);
+          tensor::depth_space_ref(x, b, mode, ref);
           ASSERT_EQ(0, std::memcmp(fast.data(), ref.data(), fast.nbytes()))
               << shape_to_string(s) << " b=" << b << " mode=" << static_cast<int>(mode);
         }

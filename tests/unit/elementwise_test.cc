@@ -15,6 +15,8 @@
 #include "pointrt/pointrt.h"
 
 using namespace pointrt;
+namespace bcast = pointrt::elementwise::bcast;
+namespace bcast_ref = pointrt::elementwise::bcast_ref;
 
 namespace {
 
@@ -257,7 +259,7 @@ TEST(ElementwiseMath, FastExpIsAccurate) {
   for (double x = -110; x <= 100; x += 0.00737) {
     const float xf = static_cast<float>(x);
     const double ref = std::exp(static_cast<double>(xf));
-    const float got = ew::fast_exp(xf);
+    const float got = elementwise::fast_exp(xf);
     if (ref > std::numeric_limits<float>::max()) {
       EXPECT_TRUE(std::isinf(got)) << xf;
     } else if (ref < 1.1754944e-38) {  // subnormal results: absolute accuracy
@@ -266,56 +268,56 @@ TEST(ElementwiseMath, FastExpIsAccurate) {
       EXPECT_NEAR(got / ref, 1.0, 3e-7) << xf;
     }
   }
-  EXPECT_TRUE(std::isnan(ew::fast_exp(NAN)));
-  EXPECT_EQ(ew::fast_exp(INFINITY), INFINITY);
-  EXPECT_EQ(ew::fast_exp(-INFINITY), 0.0f);
-  EXPECT_EQ(ew::fast_exp(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(elementwise::fast_exp(NAN)));
+  EXPECT_EQ(elementwise::fast_exp(INFINITY), INFINITY);
+  EXPECT_EQ(elementwise::fast_exp(-INFINITY), 0.0f);
+  EXPECT_EQ(elementwise::fast_exp(0.0f), 1.0f);
 }
 
 TEST(ElementwiseMath, UnaryEdgeCases) {
-  ew::UnaryParams p;
-  using ew::UnaryOp;
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(2.5f, p), 2.0f);  // half to even
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(-1.5f, p), -2.0f);
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kRound>(0.5f, p), 0.0f);
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kAbs>(std::numeric_limits<int32_t>::min(), p),
+  elementwise::UnaryParams p;
+  using elementwise::UnaryOp;
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kRound>(2.5f, p), 2.0f);  // half to even
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kRound>(-1.5f, p), -2.0f);
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kRound>(0.5f, p), 0.0f);
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kAbs>(std::numeric_limits<int32_t>::min(), p),
             std::numeric_limits<int32_t>::min());
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kNeg>(int8_t(-128), p), int8_t(-128));
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kSign>(uint8_t(7), p), uint8_t(1));
-  EXPECT_TRUE(std::isnan(ew::unary_apply<UnaryOp::kRelu>(NAN, p)));
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kSigmoid>(-200.0f, p), 0.0f);
-  EXPECT_EQ(ew::unary_apply<UnaryOp::kSigmoid>(200.0f, p), 1.0f);
-  EXPECT_NEAR(ew::unary_apply<UnaryOp::kSoftplus>(100.0, p), 100.0, 1e-12);  // no overflow
-  EXPECT_NEAR(ew::unary_apply<UnaryOp::kSoftplus>(-100.0, p), std::exp(-100.0), 1e-50);
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kNeg>(int8_t(-128), p), int8_t(-128));
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kSign>(uint8_t(7), p), uint8_t(1));
+  EXPECT_TRUE(std::isnan(elementwise::unary_apply<UnaryOp::kRelu>(NAN, p)));
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kSigmoid>(-200.0f, p), 0.0f);
+  EXPECT_EQ(elementwise::unary_apply<UnaryOp::kSigmoid>(200.0f, p), 1.0f);
+  EXPECT_NEAR(elementwise::unary_apply<UnaryOp::kSoftplus>(100.0, p), 100.0, 1e-12);  // no overflow
+  EXPECT_NEAR(elementwise::unary_apply<UnaryOp::kSoftplus>(-100.0, p), std::exp(-100.0), 1e-50);
   for (float x = -30; x <= 30; x += 0.173f) {
     const double ref = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
-    EXPECT_NEAR(ew::unary_apply<UnaryOp::kSigmoid>(x, p), ref, 1e-6 * ref + 1e-30) << x;
+    EXPECT_NEAR(elementwise::unary_apply<UnaryOp::kSigmoid>(x, p), ref, 1e-6 * ref + 1e-30) << x;
   }
 }
 
 TEST(ElementwiseMath, IntegerRules) {
-  EXPECT_EQ(ew::mod_floor<int32_t>(-7, 3), 2);  // Python: sign of the divisor
-  EXPECT_EQ(ew::mod_floor<int32_t>(7, -3), -2);
-  EXPECT_EQ(ew::mod_trunc<int32_t>(-7, 3), -1);  // C: sign of the dividend
-  EXPECT_EQ(ew::mod_floor<int64_t>(std::numeric_limits<int64_t>::min(), -1), 0);
-  EXPECT_DOUBLE_EQ(ew::mod_floor<double>(-7.5, 2.0), 0.5);
-  EXPECT_EQ((ew::binary_apply<ew::BinaryOp::kDiv, int32_t>(std::numeric_limits<int32_t>::min(), -1)),
+  EXPECT_EQ(elementwise::mod_floor<int32_t>(-7, 3), 2);  // Python: sign of the divisor
+  EXPECT_EQ(elementwise::mod_floor<int32_t>(7, -3), -2);
+  EXPECT_EQ(elementwise::mod_trunc<int32_t>(-7, 3), -1);  // C: sign of the dividend
+  EXPECT_EQ(elementwise::mod_floor<int64_t>(std::numeric_limits<int64_t>::min(), -1), 0);
+  EXPECT_DOUBLE_EQ(elementwise::mod_floor<double>(-7.5, 2.0), 0.5);
+  EXPECT_EQ((elementwise::binary_apply<elementwise::BinaryOp::kDiv, int32_t>(std::numeric_limits<int32_t>::min(), -1)),
             std::numeric_limits<int32_t>::min());
-  EXPECT_EQ((ew::binary_apply<ew::BinaryOp::kDiv, int32_t>(-7, 2)), -3);  // truncation
-  EXPECT_EQ((ew::binary_apply<ew::BinaryOp::kAdd, int32_t>(std::numeric_limits<int32_t>::max(), 1)),
+  EXPECT_EQ((elementwise::binary_apply<elementwise::BinaryOp::kDiv, int32_t>(-7, 2)), -3);  // truncation
+  EXPECT_EQ((elementwise::binary_apply<elementwise::BinaryOp::kAdd, int32_t>(std::numeric_limits<int32_t>::max(), 1)),
             std::numeric_limits<int32_t>::min());
-  EXPECT_EQ((ew::pow_apply<int64_t, int64_t>(3, 5)), 243);
-  EXPECT_EQ((ew::pow_apply<int32_t, int32_t>(2, -1)), 0);
-  EXPECT_EQ((ew::pow_apply<int32_t, int32_t>(-1, -3)), -1);
-  EXPECT_EQ((ew::pow_apply<int32_t, float>(2, 0.5f)), 1);
-  EXPECT_EQ(ew::convert<int32_t>(NAN), 0);
-  EXPECT_EQ(ew::convert<int32_t>(1e20f), std::numeric_limits<int32_t>::max());
-  EXPECT_EQ(ew::convert<int8_t>(-2.9), -2);
-  EXPECT_EQ(ew::convert<uint8_t>(-5.0f), 0);
-  EXPECT_EQ(ew::convert<int64_t>(9.3e18), std::numeric_limits<int64_t>::max());
-  EXPECT_TRUE(ew::convert<bool>(NAN));
-  EXPECT_TRUE(std::isnan(ew::max_nan(1.0f, NAN)));
-  EXPECT_TRUE(std::isnan(ew::min_nan(NAN, 1.0f)));
+  EXPECT_EQ((elementwise::pow_apply<int64_t, int64_t>(3, 5)), 243);
+  EXPECT_EQ((elementwise::pow_apply<int32_t, int32_t>(2, -1)), 0);
+  EXPECT_EQ((elementwise::pow_apply<int32_t, int32_t>(-1, -3)), -1);
+  EXPECT_EQ((elementwise::pow_apply<int32_t, float>(2, 0.5f)), 1);
+  EXPECT_EQ(elementwise::convert<int32_t>(NAN), 0);
+  EXPECT_EQ(elementwise::convert<int32_t>(1e20f), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(elementwise::convert<int8_t>(-2.9), -2);
+  EXPECT_EQ(elementwise::convert<uint8_t>(-5.0f), 0);
+  EXPECT_EQ(elementwise::convert<int64_t>(9.3e18), std::numeric_limits<int64_t>::max());
+  EXPECT_TRUE(elementwise::convert<bool>(NAN));
+  EXPECT_TRUE(std::isnan(elementwise::max_nan(1.0f, NAN)));
+  EXPECT_TRUE(std::isnan(elementwise::min_nan(NAN, 1.0f)));
 }
 
 // ================================================================ kernels through a session
@@ -555,7 +557,7 @@ TEST(ElementwiseKernels, SigmoidExpTanhBlockPathsMatchDouble) {
 namespace {
 template <typename T>
 void check_kernel_dtype(const char* op, std::mt19937& rng) {
-  using ew::BinaryOp;
+  using elementwise::BinaryOp;
   const std::string name = op;
   for (int iter = 0; iter < 12; ++iter) {
     ShapePair p = random_pair(rng, iter % 5, iter % 4 == 0);
@@ -582,13 +584,13 @@ void check_kernel_dtype(const char* op, std::mt19937& rng) {
     }
     std::vector<T> ref(static_cast<size_t>(n));
     auto f = [&](T x, T y) -> T {
-      if (name == "Add") return ew::binary_apply<BinaryOp::kAdd>(x, y);
-      if (name == "Sub") return ew::binary_apply<BinaryOp::kSub>(x, y);
-      if (name == "Mul") return ew::binary_apply<BinaryOp::kMul>(x, y);
-      if (name == "Div") return ew::binary_apply<BinaryOp::kDiv>(x, y);
-      if (name == "Mod") return ew::mod_floor(x, y);
-      if (name == "Max") return ew::max_nan(x, y);
-      return ew::min_nan(x, y);
+      if (name == "Add") return elementwise::binary_apply<BinaryOp::kAdd>(x, y);
+      if (name == "Sub") return elementwise::binary_apply<BinaryOp::kSub>(x, y);
+      if (name == "Mul") return elementwise::binary_apply<BinaryOp::kMul>(x, y);
+      if (name == "Div") return elementwise::binary_apply<BinaryOp::kDiv>(x, y);
+      if (name == "Mod") return elementwise::mod_floor(x, y);
+      if (name == "Max") return elementwise::max_nan(x, y);
+      return elementwise::min_nan(x, y);
     };
     bcast_ref::binary(a.data(), p.a, b.data(), p.b, ref.data(), p.out, f);
     for (int64_t i = 0; i < n; ++i)

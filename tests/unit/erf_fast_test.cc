@@ -19,7 +19,7 @@ TEST(ErfFast, CloseToStdErfEverywhere) {
   x.push_back(std::numeric_limits<float>::quiet_NaN());
   std::vector<float> y(x.size());
   for (size_t b = 0; b < x.size(); b += 256)
-    ew::fast_erf_block(x.data() + b, y.data() + b, static_cast<int64_t>(std::min<size_t>(256, x.size() - b)));
+    elementwise::fast_erf_block(x.data() + b, y.data() + b, static_cast<int64_t>(std::min<size_t>(256, x.size() - b)));
   double worst_abs = 0, worst_rel_small = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const double want = std::erf(static_cast<double>(x[i]));

@@ -17,7 +17,7 @@ TEST(EyeLike, OnesExactlyOnTheKthDiagonal) {
       for (int64_t k : {-100, -17, -3, -1, 0, 1, 2, 16, 100}) {
         Tensor y = Tensor::allocate(dtype, s);
         std::memset(y.data(), 0x5A, y.nbytes());  // every byte must be written
-        tensor_ops::eye_like_ref(k, y);
+        tensor::eye_like_ref(k, y);
         for (int64_t i = 0; i < s[0]; ++i)
           for (int64_t j = 0; j < s[1]; ++j) {
             const int64_t e = i * s[1] + j;

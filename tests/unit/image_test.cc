@@ -15,6 +15,7 @@
 #include "test_util/random.h"
 
 using namespace pointrt;
+using namespace pointrt::image;
 using pointrt::test::random_values;
 
 namespace {

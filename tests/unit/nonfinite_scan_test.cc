@@ -46,8 +46,8 @@ Tensor with_values(DType dt, int64_t n, const std::vector<int64_t>& bad, uint32_
     const bool nan = rng() % 2;
     switch (dt) {
       case DType::kFloat32: {
-        const float finite[] = {0.f, -0.f, 1.5f, std::numeric_limits<float>::max(),
-                                std::numeric_limits<float>::denorm_min(), -3e38f};
+        const float finite[] = {
+            0.f, -0.f, 1.5f, std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(), -3e38f};
         t.data_as<float>()[i] = nonfinite ? (nan ? std::nanf("") : -INFINITY) : finite[rng() % 6];
         break;
       }

@@ -29,6 +29,7 @@ namespace pointnet2 {
 namespace {
 
 using test::expect_error_with;
+namespace gather_detail = detail;  // gather_kernels.h
 
 // ------------------------------------------------------------------ data helpers
 std::vector<float> uniform_cloud(int64_t count, uint32_t seed, float lo = 0.f, float hi = 1.f) {

@@ -12,6 +12,8 @@
 namespace pointrt {
 namespace {
 
+using namespace reduce;
+
 Tensor random_floats(const Shape& s, uint32_t seed) {
   Tensor t = Tensor::allocate(DType::kFloat32, s);
   std::mt19937 rng(seed);

@@ -23,6 +23,7 @@
 #include "test_util/expect_error.h"
 
 using namespace pointrt;
+using namespace pointrt::reduce;
 using pointrt::test::expect_error_with;
 
 namespace {

@@ -9,6 +9,7 @@
 #include "test_util/node_runner.h"
 
 using namespace pointrt;
+using namespace pointrt::image;
 using namespace pointrt::test;
 
 TEST(RoiAlign, KernelMatchesReference) {

@@ -13,6 +13,8 @@
 namespace pointrt {
 namespace {
 
+using namespace reduce;
+
 using test::random_floats;
 
 TEST(SmallGemm, MatchesTheReferenceOnTileEdges) {

@@ -11,6 +11,8 @@
 namespace pointrt {
 namespace {
 
+using namespace reduce;
+
 void check_rows(int64_t outer, int64_t R, bool log, uint32_t seed) {
   Tensor x = Tensor::allocate(DType::kFloat32, {outer, R});
   std::mt19937 rng(seed);

@@ -8,8 +8,13 @@
 #include "ops/onnx/strings/string_ops.h"
 #include "test_util/node_runner.h"
 
-using namespace pointrt;
+// Not `using namespace pointrt`: its namespace `strings` would clash with the helper below.
+using pointrt::DType;
+using pointrt::Shape;
+using pointrt::Tensor;
+using pointrt::strings::python_split;
 using namespace pointrt::test;
+namespace elementwise = pointrt::elementwise;
 
 namespace {
 Tensor strings(Shape shape, const std::vector<std::string>& v) {
@@ -98,12 +103,12 @@ TEST(TfIdfVectorizer, CountsSkipGramsAndModes) {
 }
 
 TEST(StringCast, NumpyTextForms) {
-  EXPECT_EQ(ew::float_to_text(0.039187793f, true), "0.039187793");
-  EXPECT_EQ(ew::float_to_text(1.0f, true), "1.0");
-  EXPECT_EQ(ew::float_to_text(-250.5f, true), "-250.5");
-  EXPECT_EQ(ew::float_to_text(1e-5f, true), "1e-05");
-  EXPECT_EQ(ew::float_to_text(1.5e20, false), "1.5e+20");
-  EXPECT_EQ(ew::float_to_text(0.1, false), "0.1");
+  EXPECT_EQ(elementwise::float_to_text(0.039187793f, true), "0.039187793");
+  EXPECT_EQ(elementwise::float_to_text(1.0f, true), "1.0");
+  EXPECT_EQ(elementwise::float_to_text(-250.5f, true), "-250.5");
+  EXPECT_EQ(elementwise::float_to_text(1e-5f, true), "1e-05");
+  EXPECT_EQ(elementwise::float_to_text(1.5e20, false), "1.5e+20");
+  EXPECT_EQ(elementwise::float_to_text(0.1, false), "0.1");
   NodeCase to{"Cast", 19, "", {{"x", tensor_of<int32_t>({2}, {-7, 42})}}};
   to.attrs = [](onnx::NodeProto& n) { ModelBuilder::attr_int(n, "to", 8); };
   EXPECT_EQ(texts(run_node(to)[0]), (std::vector<std::string>{"-7", "42"}));

@@ -20,7 +20,7 @@
 #include "ops/onnx/tensor/transpose.h"
 
 using namespace pointrt;
-using namespace pointrt::tensor_ops;
+using namespace pointrt::tensor;
 
 namespace {
 

@@ -12,6 +12,8 @@
 namespace pointrt {
 namespace {
 
+using namespace reduce;
+
 // Values drawn from `distinct` levels (few levels: many ties) or spread widely.
 template <typename T>
 Tensor random_values(const Shape& s, uint32_t seed, int64_t distinct, bool specials) {

@@ -10,7 +10,7 @@
 #include "ops/onnx/tensor/transpose.h"
 
 using namespace pointrt;
-using namespace pointrt::tensor_ops;
+using namespace pointrt::tensor;
 
 namespace {
 
@@ -31,11 +31,11 @@ TEST(TransposeRows, SourceOrderWalkMatchesTheReference) {
     Shape s;
     std::vector<int64_t> perm;
   };
-  const std::vector<Case> cases = {
-      {{2, 9, 8, 16}, {0, 2, 1, 3}},  {{2, 9, 8, 15}, {0, 2, 1, 3}},  {{2, 9, 8, 17}, {0, 2, 1, 3}},
-      {{3, 5, 7, 64}, {2, 0, 1, 3}},  {{3, 5, 7, 64}, {1, 2, 0, 3}},  {{2, 3, 4, 5, 33}, {3, 1, 0, 2, 4}},
-      {{1, 7, 1, 40}, {2, 1, 0, 3}},  {{0, 4, 3, 32}, {0, 2, 1, 3}},  {{6, 1, 70}, {1, 0, 2}},
-      {{5, 4, 3, 2, 1, 64}, {4, 3, 2, 1, 0, 5}}};
+  const std::vector<Case> cases = {{{2, 9, 8, 16}, {0, 2, 1, 3}}, {{2, 9, 8, 15}, {0, 2, 1, 3}},
+                                   {{2, 9, 8, 17}, {0, 2, 1, 3}}, {{3, 5, 7, 64}, {2, 0, 1, 3}},
+                                   {{3, 5, 7, 64}, {1, 2, 0, 3}}, {{2, 3, 4, 5, 33}, {3, 1, 0, 2, 4}},
+                                   {{1, 7, 1, 40}, {2, 1, 0, 3}}, {{0, 4, 3, 32}, {0, 2, 1, 3}},
+                                   {{6, 1, 70}, {1, 0, 2}},       {{5, 4, 3, 2, 1, 64}, {4, 3, 2, 1, 0, 5}}};
   uint32_t seed = 1;
   for (const auto& c : cases)
     for (DType dt : {DType::kUInt8, DType::kFloat16, DType::kFloat32, DType::kInt64}) {

@@ -31,8 +31,8 @@ TEST(Trilu, RowRunsMatchReference) {
         for (int64_t k : {-100, -17, -3, -1, 0, 1, 2, 16, 64, 100}) {
           const Tensor x = random_bytes(dtype, s, static_cast<uint32_t>(s.size() + k + 1000));
           Tensor fast = Tensor::allocate(dtype, s), ref = Tensor::allocate(dtype, s);
-          tensor_ops::trilu_cpu(x, k, upper, fast);
-          tensor_ops::trilu_ref(x, k, upper, ref);
+          tensor::trilu_cpu(x, k, upper, fast);
+          tensor::trilu_ref(x, k, upper, ref);
           ASSERT_EQ(0, std::memcmp(fast.data(), ref.data(), fast.nbytes()))
               << shape_to_string(s) << " k=" << k << " upper=" << upper << " " << dtype_name(dtype);
         }

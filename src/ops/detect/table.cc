@@ -11,11 +11,8 @@
 #include "ops/detect/schemas.h"
 #include "ops/families.h"
 
-namespace pointrt {
-
+namespace pointrt::detect {
 namespace {
-
-using namespace detect;
 
 void check_map(const Tensor& t, const Shape& expected, const std::string& where, const std::string& name) {
   if (t.dtype() != DType::kFloat32 || t.shape() != expected)
@@ -117,8 +114,12 @@ std::unique_ptr<OpKernel> nms_kernel(const KernelInit& init) {
 }
 
 }  // namespace
+}  // namespace pointrt::detect
+
+namespace pointrt {
 
 Family register_detect() {
+  using namespace detect;
   Family family{"detect"};
   OpTable& t = family.rows;
   family.schemas = detect_schemas();

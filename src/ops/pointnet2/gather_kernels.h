@@ -28,7 +28,7 @@
 
 namespace pointrt {
 namespace pointnet2 {
-namespace gather_detail {
+namespace detail {
 
 constexpr int64_t kRowBlockBytes = 384 << 10;     // feature rows of one channel block (L2 is 1 MiB)
 constexpr int64_t kStreamOutputBytes = 24 << 20;  // larger outputs bypass the caches
@@ -112,6 +112,6 @@ class AlignedScratch {
 };
 #endif
 
-}  // namespace gather_detail
+}  // namespace detail
 }  // namespace pointnet2
 }  // namespace pointrt

@@ -24,7 +24,7 @@ namespace {
 template <typename Index>
 void gather_transposed(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                        float* out, bool stream, const ScratchAllocator& scratch) {
-  using namespace gather_detail;
+  using namespace detail;
   const int64_t padded = padded_channels(channels);
   AlignedScratch buffer(scratch);
   float* ft = buffer.get(static_cast<size_t>(n * padded));
@@ -67,7 +67,7 @@ void gather_transposed(const float* features, const Index* idx, int64_t batch, i
 template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                    float* out, const ScratchAllocator& scratch) {
-  using namespace gather_detail;
+  using namespace detail;
   if (batch == 0 || channels == 0 || m == 0) return;
   if (n > std::numeric_limits<int32_t>::max()) {  // int32 gathers cannot address such rows
     gather_points_ref(features, idx, batch, channels, n, m, out);

@@ -14,11 +14,8 @@
 #include "ops/pointnet2/three_interpolate.h"
 #include "ops/pointnet2/three_nn.h"
 
-namespace pointrt {
-
+namespace pointrt::pointnet2 {
 namespace {
-
-using namespace pointnet2;
 
 // The kernels' temporary buffers come from the run's allocator; `holder` keeps the block alive
 // until the kernel call returns.
@@ -178,8 +175,12 @@ std::unique_ptr<OpKernel> knn_kernel(const KernelInit& init) {
 }
 
 }  // namespace
+}  // namespace pointrt::pointnet2
+
+namespace pointrt {
 
 Family register_pointnet2() {
+  using namespace pointnet2;
   Family family{"pointnet2"};
   OpTable& t = family.rows;
   family.schemas = pointnet2_schemas();

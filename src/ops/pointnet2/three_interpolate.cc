@@ -29,7 +29,7 @@ template <typename Index>
 void interpolate_transposed(const float* features, const Index* idx, const float* weight, int64_t batch,
                             int64_t channels, int64_t m, int64_t n, float* out, bool stream,
                             const ScratchAllocator& scratch) {
-  using namespace gather_detail;
+  using namespace detail;
   const int64_t padded = padded_channels(channels);
   AlignedScratch buffer(scratch);
   float* ft = buffer.get(static_cast<size_t>(m * padded));
@@ -87,7 +87,7 @@ void interpolate_transposed(const float* features, const Index* idx, const float
 template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
                        int64_t m, int64_t n, float* out, const ScratchAllocator& scratch) {
-  using namespace gather_detail;
+  using namespace detail;
   if (batch == 0 || channels == 0 || n == 0) return;
   if (m > std::numeric_limits<int32_t>::max()) {
     three_interpolate_ref(features, idx, weight, batch, channels, m, n, out);

@@ -136,7 +136,7 @@ void shift_from(const SetPoints& p, int64_t seed, const MeanShiftAttrs& a, float
         const float dx = mx - (bx[j] - ox), dy = my - (by[j] - oy), dz = mz - (bz[j] - oz);
         arg[j] = -((dx * dx + dy * dy) + dz * dz) * inv;
       }
-      ew::fast_exp_block(arg, w, len);
+      elementwise::fast_exp_block(arg, w, len);
 #pragma omp simd reduction(+ : sw, sx, sy, sz)
       for (int64_t j = 0; j < len; ++j) {
         sw += w[j];

@@ -11,11 +11,8 @@
 #include "ops/pose/rigid_fit.h"
 #include "ops/pose/schemas.h"
 
-namespace pointrt {
-
+namespace pointrt::pose {
 namespace {
-
-using namespace pose;
 using pointnet2::check_float_rank;
 
 // Output i, or a scratch tensor when the node does not use it.
@@ -128,8 +125,12 @@ std::unique_ptr<OpKernel> rigid_fit_kernel(const KernelInit& init) {
 }
 
 }  // namespace
+}  // namespace pointrt::pose
+
+namespace pointrt {
 
 Family register_pose() {
+  using namespace pose;
   Family family{"pose"};
   OpTable& t = family.rows;
   family.schemas = pose_schemas();

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 namespace {
 
 const std::vector<std::string> kABNames = {"input 0 (A)", "input 1 (B)"};
@@ -347,5 +347,5 @@ KernelFactory prelu_factory(bool per_channel_slope) {
   };
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -13,7 +13,7 @@
 //    in double otherwise (numpy promotes float32 ** int64 to float64, then ONNX casts back).
 //    Integer ** integer is exact by repeated squaring with wrap-around; a negative exponent
 //    gives the truncated real result (1, -1 or 0). Integer ** float goes through double and
-//    ew::convert.
+//    elementwise::convert.
 //  - Max/Min propagate NaN (numpy maximum/minimum). Mean = Sum / count, in the input type.
 //  - Where(cond, x, y): three-way broadcast, cond must be bool.
 //  - BitShift (unsigned integers): a shift by the type's width or more gives 0.
@@ -26,7 +26,7 @@
 #include "ops/onnx/elementwise/elementwise.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 template <BinaryOp kOp, typename T>
 inline auto binary_apply(T a, T b) {
@@ -157,5 +157,5 @@ inline B pow_apply(B a, E b) {
   }
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

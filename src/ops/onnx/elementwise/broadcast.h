@@ -40,8 +40,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
-namespace bcast {
+namespace pointrt::elementwise::bcast {
 
 /// Outputs with at least this many elements are split across OpenMP threads (below it, waking
 /// a sleeping thread costs more than the half of the loop it would take).
@@ -349,5 +348,4 @@ void ternary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape,
   });
 }
 
-}  // namespace bcast
-}  // namespace pointrt
+}  // namespace pointrt::elementwise::bcast

@@ -6,8 +6,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
-namespace bcast_ref {
+namespace pointrt::elementwise::bcast_ref {
 
 /// Flat position in `in_shape` of the output element with multi-index `out_index` (numpy rules).
 inline int64_t source_offset(const Shape& in_shape, const std::vector<int64_t>& out_index) {
@@ -48,5 +47,4 @@ void ternary(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape,
   }
 }
 
-}  // namespace bcast_ref
-}  // namespace pointrt
+}  // namespace pointrt::elementwise::bcast_ref

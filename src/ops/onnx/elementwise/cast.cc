@@ -11,7 +11,7 @@
 #include "core/subbyte.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 namespace {
 
 bool castable(DType t) {
@@ -179,5 +179,5 @@ KernelFactory castlike_factory() {
   };
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 // opsets 1-21; before opset 6 the `to` attribute is a type name string such as "FLOAT").
 //  - Casting to the input's own type returns the input without a copy.
 //  - float -> integer truncates toward zero (a C cast) for values in range; NaN -> 0 and values
-//    beyond the target's range saturate (ew::convert; a C cast is UB there). Anything -> bool is
+//    beyond the target's range saturate (elementwise::convert; a C cast is UB there). Anything -> bool is
 //    `value != 0`, so NaN -> true as numpy does. bool -> number gives 0 or 1.
 //  - -> float16 rounds to nearest even from float32; double -> float16 goes through float32.
 //  - -> bfloat16 keeps the upper 16 bits of the float32 value (truncation), as ONNX's reference

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 std::string float_to_text(double v, bool single) {
   if (v != v) return "nan";
@@ -116,5 +116,5 @@ void cast_from_string(KernelContext& ctx, const Tensor& x, DType to) {
   });
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

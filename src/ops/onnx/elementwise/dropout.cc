@@ -9,7 +9,7 @@
 #include "ops/onnx/elementwise/dropout.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 namespace {
 // numpy RandomState.random_sample: (a >> 5, b >> 6) of two 32-bit draws -> a 53-bit double.
@@ -115,5 +115,5 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
   };
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -13,7 +13,7 @@
 #include "ops/onnx/elementwise/broadcast.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 // ---- float16: kernels compute in float32 and round once to half (what numpy does for float16
 // arithmetic, and what the ONNX reference implementation therefore expects).
@@ -145,7 +145,8 @@ inline void fast_tanh_block(const float* x, float* y, int64_t n) {
 
 /// y[i] = erf(x[i]) for n <= 256 elements: the odd Taylor series to x^9 for |x| < 0.35, else
 /// Abramowitz & Stegun 7.1.26 (1 - t (a1 + t (a2 + ...)) exp(-x^2), t = 1 / (1 + p |x|)) with the
-/// sign restored; within 4e-7 of std::erf (relative 3e-7 below 0.35) (the GELU of exported transformers runs through it).
+/// sign restored; within 4e-7 of std::erf (relative 3e-7 below 0.35) (the GELU of exported transformers runs through
+/// it).
 inline void fast_erf_block(const float* x, float* y, int64_t n) {
   float c[256];
   for (int64_t i = 0; i < n; ++i) {
@@ -258,5 +259,5 @@ KernelFactory identity_factory();
 /// training (0, the default) or inference (1).
 KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs);
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -5,7 +5,7 @@
 #include "ops/staging.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 double RandomStream::normal() {
   if (have_spare_) {
@@ -143,5 +143,5 @@ KernelFactory random_factory(RandomOp op) {
   };
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

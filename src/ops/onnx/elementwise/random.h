@@ -16,7 +16,7 @@
 #include "ops/kernel.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 /// The random stream of one node run (see above).
 class RandomStream {
@@ -39,5 +39,5 @@ class RandomStream {
 enum class RandomOp { kUniform, kNormal, kUniformLike, kNormalLike, kBernoulli, kMultinomial };
 KernelFactory random_factory(RandomOp op);
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -9,7 +9,7 @@
 #include "ops/onnx/elementwise/random.h"
 #include "ops/version_adapter.h"
 
-namespace pointrt {
+namespace pointrt::elementwise {
 namespace {
 
 std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
@@ -18,11 +18,14 @@ std::vector<DType> plus(std::vector<DType> a, const std::vector<DType>& b) {
 }
 
 }  // namespace
+}  // namespace pointrt::elementwise
+
+namespace pointrt {
 
 Family register_onnx_elementwise() {
   Family family{"onnx/elementwise"};
   OpTable& t = family.rows;
-  using namespace ew;
+  using namespace elementwise;
   const std::vector<DType> kHalf = {DType::kFloat16};
   const std::vector<DType> F = plus(kHalf, kFloatTypes);    // float16, float, double
   const std::vector<DType> N = plus(kHalf, kNumericTypes);  // every number

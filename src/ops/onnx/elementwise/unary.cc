@@ -5,7 +5,7 @@
 #include <algorithm>
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 namespace {
 
 // y[i] = f(x[i]) for float16 data, computing in float32 one block at a time.
@@ -260,5 +260,5 @@ KernelFactory clip_factory(bool bounds_are_inputs) {
   };
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

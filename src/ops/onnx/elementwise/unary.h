@@ -5,7 +5,7 @@
 //  - Round: half to even (std::nearbyint in the default rounding mode), as ONNX specifies.
 //  - Abs/Neg of the most negative signed integer wrap (numpy does the same); no UB.
 //  - Sign: -1, 0 or 1; NaN stays NaN.
-//  - Sigmoid: 1/(1+exp(-x)); float32 uses ew::fast_exp_block (vectorised, within 2 ulp; below
+//  - Sigmoid: 1/(1+exp(-x)); float32 uses elementwise::fast_exp_block (vectorised, within 2 ulp; below
 //    x = -88.7 the result is 0 where the exact value would be subnormal). Exp and Tanh float32
 //    likewise (fast_exp_block, fast_tanh_block); other precisions use <cmath>.
 //  - Softplus: log(1+exp(x)) computed as max(x,0) + log1p(exp(-|x|)) so it never overflows.
@@ -16,7 +16,7 @@
 //    1.67326319217681884765625 / 1.05070102214813232421875. Celu: max(0,x) + min(0, alpha*(exp(x/alpha)-1)).
 //  - ThresholdedRelu: x > alpha ? x : 0. Softsign: x / (1 + |x|).
 //  - Shrink: x < -lambd ? x + bias : (x > lambd ? x - bias : 0) (lambd/bias = params alpha/beta);
-//    integers compute in double and convert back (ew::convert), as numpy's reference does.
+//    integers compute in double and convert back (elementwise::convert), as numpy's reference does.
 //  - Gelu: x/2 * (1 + erf(x/sqrt(2))); approximate = "tanh": x/2 * (1 + tanh(sqrt(2/pi)*(x + 0.044715x^3))).
 //  - Mish: x * tanh(softplus(x)). Tan/Asin/.../Atanh: <cmath>, NaN outside the domain.
 //  - BitwiseNot: ~x on integers.
@@ -29,7 +29,7 @@
 #include "ops/onnx/elementwise/elementwise.h"
 
 namespace pointrt {
-namespace ew {
+namespace elementwise {
 
 struct UnaryParams {
   float alpha = 0;
@@ -159,5 +159,5 @@ constexpr bool unary_accepts_ints(UnaryOp op) {
          op == UnaryOp::kShrink || op == UnaryOp::kBitwiseNot;
 }
 
-}  // namespace ew
+}  // namespace elementwise
 }  // namespace pointrt

@@ -6,10 +6,10 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 /// theta float32/float64; `spatial` = (H, W) or (D, H, W); y [N, spatial..., rank].
 void affine_grid_ref(const Tensor& theta, const Shape& spatial, bool align_corners, Tensor& y);
 std::unique_ptr<OpKernel> make_affine_grid_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -3,7 +3,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 void affine_grid_ref(const Tensor& theta, const Shape& spatial, bool align_corners, Tensor& y) {
   const int64_t N = theta.dim(0), dims = static_cast<int64_t>(spatial.size()), points = shape_numel(spatial);
@@ -16,7 +16,7 @@ void affine_grid_ref(const Tensor& theta, const Shape& spatial, bool align_corne
     for (int64_t n = 0; n < N; ++n) {
       const T* th = theta.data_as<T>() + n * dims * (dims + 1);
       std::vector<int64_t> idx(spatial.size(), 0);
-      for (int64_t p = 0; p < points; ++p, tensor_ops::next_index(idx, spatial)) {
+      for (int64_t p = 0; p < points; ++p, tensor::next_index(idx, spatial)) {
         double coord[4] = {0, 0, 0, 1};  // (x, y, z, 1): x runs along the last spatial dim
         for (int64_t k = 0; k < dims; ++k) coord[k] = base(idx[dims - 1 - k], spatial[dims - 1 - k]);
         coord[dims] = 1;
@@ -34,7 +34,7 @@ std::unique_ptr<OpKernel> make_affine_grid_kernel(const KernelInit& init) {
   const bool align = init.attrs().get_int("align_corners", 0) != 0;
   return make_function_kernel([align](KernelContext& ctx) {
     const Tensor theta = to_float32(ctx.input(0));
-    const std::vector<int64_t> size = tensor_ops::read_int_list(ctx.input(1), ctx.where(), "input 1 (size)");
+    const std::vector<int64_t> size = tensor::read_int_list(ctx.input(1), ctx.where(), "input 1 (size)");
     if (size.size() != 4 && size.size() != 5)
       fail(ctx.where(), ": input 1 (size) must be [N, C, H, W] or [N, C, D, H, W], got ", shape_to_string(size));
     const int64_t dims = static_cast<int64_t>(size.size()) - 2;
@@ -53,4 +53,4 @@ std::unique_ptr<OpKernel> make_affine_grid_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

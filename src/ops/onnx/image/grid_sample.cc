@@ -7,7 +7,7 @@
 
 #include "ops/onnx/image/image_util.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 GridSampleAttrs parse_grid_sample_attrs(const Attributes& attrs, int64_t opset, const std::string& where) {
   GridSampleAttrs a;
@@ -285,4 +285,4 @@ std::unique_ptr<OpKernel> make_grid_sample_kernel(const KernelInit& init) {
   return std::make_unique<GridSampleKernel>(init);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

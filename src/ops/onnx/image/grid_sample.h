@@ -22,7 +22,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 struct GridSampleAttrs {
   enum class Mode { kNearest, kLinear, kCubic };
@@ -81,4 +81,4 @@ void grid_sample_reference(const GridSampleAttrs& a, const Tensor& x, const Tens
 
 std::unique_ptr<OpKernel> make_grid_sample_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::image

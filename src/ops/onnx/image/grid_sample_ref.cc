@@ -7,7 +7,7 @@
 #include "ops/onnx/image/grid_sample.h"
 #include "ops/onnx/image/image_util.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -94,4 +94,4 @@ void grid_sample_reference(const GridSampleAttrs& a, const Tensor& x, const Tens
   }
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

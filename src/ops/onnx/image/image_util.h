@@ -9,7 +9,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 /// Every element of a numeric tensor as double (float16 included).
 inline std::vector<double> tensor_to_doubles(const Tensor& t, const std::string& where, const char* name) {
@@ -57,4 +57,4 @@ inline void doubles_to_tensor_truncating(const std::vector<double>& v, Tensor& t
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -9,7 +9,7 @@
 
 #include "ops/onnx/image/image_util.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -151,4 +151,4 @@ std::unique_ptr<OpKernel> make_non_max_suppression_kernel(const KernelInit& init
   return std::make_unique<NonMaxSuppressionKernel>(init);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

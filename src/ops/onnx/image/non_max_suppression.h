@@ -17,7 +17,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 /// Run NMS on float boxes/scores; thresholds already resolved. Returns rows of (b, c, box).
 std::vector<int64_t> non_max_suppression(const float* boxes, const float* scores, int64_t batches, int64_t classes,
@@ -26,4 +26,4 @@ std::vector<int64_t> non_max_suppression(const float* boxes, const float* scores
 
 std::unique_ptr<OpKernel> make_non_max_suppression_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -9,7 +9,7 @@
 
 #include "ops/onnx/image/image_util.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -113,4 +113,4 @@ std::unique_ptr<OpKernel> make_upsample_kernel(const KernelInit& init) {
   return std::make_unique<ResizeKernel>(init, a, -1, 1, -1, std::nullopt, "Upsample");
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

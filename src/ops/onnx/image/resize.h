@@ -39,7 +39,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 struct ResizeAttrs {
   enum class Mode { kNearest, kLinear, kCubic };
@@ -134,4 +134,4 @@ const std::vector<DType>& resize_types();
 std::unique_ptr<OpKernel> make_resize_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_upsample_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::image

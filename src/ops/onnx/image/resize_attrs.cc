@@ -8,7 +8,7 @@
 #include "ops/onnx/image/image_util.h"
 #include "ops/onnx/image/resize.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -207,4 +207,4 @@ ResizeGeometry resolve_resize_geometry(const ResizeAttrs& a, const Shape& in, co
   return g;
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -15,7 +15,7 @@
 inline int omp_get_max_threads() { return 1; }
 #endif
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -232,4 +232,4 @@ void resize_run(const ResizeAttrs& a, const ResizePlan& plan, const Tensor& x, T
   }
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -7,7 +7,7 @@
 #include "ops/onnx/image/image_util.h"
 #include "ops/onnx/image/resize.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 namespace {
 
@@ -102,4 +102,4 @@ void resize_reference(const ResizeAttrs& a, const ResizeGeometry& g, const Tenso
   }
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -7,7 +7,7 @@
 
 #include "ops/onnx/image/resize.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 bool resize_source_coordinate(const ResizeAttrs& a, int64_t x_int, double scale, int64_t in_len, int64_t out_len,
                               double roi_start, double roi_end, double* x_original) {
@@ -169,4 +169,4 @@ ResizePlan make_resize_plan(const ResizeAttrs& a, ResizeGeometry g) {
   return p;
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

@@ -4,13 +4,13 @@
 
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::image {
 namespace {
 
 template <typename T>
 void roi_align_typed(const Tensor& x, const Tensor& rois, const std::vector<int64_t>& batch, const RoiAlignParams& p,
                      Tensor& y) {
-  using namespace roi_align_detail;
+  using namespace detail;
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), R = rois.dim(0), bins = p.out_h * p.out_w;
   std::vector<RoiFrame> frames(static_cast<size_t>(R));
   std::vector<std::vector<Sample>> samples(static_cast<size_t>(R));
@@ -103,4 +103,4 @@ std::unique_ptr<OpKernel> make_roi_align_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

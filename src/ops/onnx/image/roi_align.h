@@ -19,7 +19,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 struct RoiAlignParams {
   bool max_mode = false;
@@ -37,7 +37,7 @@ void roi_align_cpu(const Tensor& x, const Tensor& rois, const std::vector<int64_
 
 std::unique_ptr<OpKernel> make_roi_align_kernel(const KernelInit& init);
 
-namespace roi_align_detail {
+namespace detail {
 /// One ROI's frame: start and bin size per axis and the sampling grid.
 struct RoiFrame {
   double start_h, start_w, bin_h, bin_w;
@@ -94,6 +94,6 @@ inline Sample bilinear_sample(double y, double x, int64_t H, int64_t W) {
   s.w[3] = ly * lx;
   return s;
 }
-}  // namespace roi_align_detail
+}  // namespace detail
 
-}  // namespace pointrt
+}  // namespace pointrt::image

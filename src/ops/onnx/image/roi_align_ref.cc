@@ -1,11 +1,11 @@
 // Naive RoiAlign: every output element recomputes its samples from the formulas in roi_align.h.
 #include "ops/onnx/image/roi_align.h"
 
-namespace pointrt {
+namespace pointrt::image {
 
 void roi_align_ref(const Tensor& x, const Tensor& rois, const std::vector<int64_t>& batch, const RoiAlignParams& p,
                    Tensor& y) {
-  using namespace roi_align_detail;
+  using namespace detail;
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), R = rois.dim(0);
   dispatch_float(x.dtype(), "RoiAlign", [&](auto tag) {
     using T = decltype(tag);
@@ -41,4 +41,4 @@ void roi_align_ref(const Tensor& x, const Tensor& rois, const std::vector<int64_
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::image

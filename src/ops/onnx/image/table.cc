@@ -8,6 +8,7 @@
 
 namespace pointrt {
 Family register_onnx_image() {
+  using namespace image;
   Family family{"onnx/image"};
   OpTable& t = family.rows;
   // Resize: rows split where the operator's inputs or semantics changed.

@@ -14,9 +14,9 @@ void col2im_ref(const Tensor& x, const Col2ImGeometry& g, int64_t N, int64_t C, 
     T* out = y.data_as<T>();
     std::fill(out, out + y.numel(), T(0));
     std::vector<int64_t> k(nsp, 0);
-    for (int64_t ki = 0; ki < K; ++ki, tensor_ops::next_index(k, g.block)) {
+    for (int64_t ki = 0; ki < K; ++ki, tensor::next_index(k, g.block)) {
       std::vector<int64_t> l(nsp, 0);
-      for (int64_t li = 0; li < L; ++li, tensor_ops::next_index(l, g.grid)) {
+      for (int64_t li = 0; li < L; ++li, tensor::next_index(l, g.grid)) {
         int64_t pos = 0;
         bool inside = true;
         for (size_t d = 0; d < nsp; ++d) {
@@ -39,8 +39,8 @@ std::unique_ptr<OpKernel> make_col2im_kernel(const KernelInit& init) {
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor x = to_float32(ctx.input(0));
     Col2ImGeometry g;
-    g.image = tensor_ops::read_int_list(ctx.input(1), ctx.where(), "input 1 (image_shape)");
-    g.block = tensor_ops::read_int_list(ctx.input(2), ctx.where(), "input 2 (block_shape)");
+    g.image = tensor::read_int_list(ctx.input(1), ctx.where(), "input 1 (image_shape)");
+    g.block = tensor::read_int_list(ctx.input(2), ctx.where(), "input 2 (block_shape)");
     const size_t nsp = g.image.size();
     if (g.block.size() != nsp || nsp == 0)
       fail(ctx.where(), ": image_shape ", shape_to_string(g.image), " and block_shape ", shape_to_string(g.block),

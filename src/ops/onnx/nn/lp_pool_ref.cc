@@ -13,7 +13,7 @@ void lp_pool_ref(const PoolGeometry& g, double p, const Tensor& x, Tensor& y) {
     using T = decltype(tag);
     for (int64_t plane = 0; plane < g.batch * g.channels; ++plane) {
       std::vector<int64_t> o(nsp, 0);
-      for (int64_t oi = 0; oi < out_size; ++oi, tensor_ops::next_index(o, g.out_spatial)) {
+      for (int64_t oi = 0; oi < out_size; ++oi, tensor::next_index(o, g.out_spatial)) {
         double sum = 0;
         std::vector<int64_t> k(nsp, 0);
         do {
@@ -25,7 +25,7 @@ void lp_pool_ref(const PoolGeometry& g, double p, const Tensor& x, Tensor& y) {
             off = off * g.in_spatial[i] + pos;
           }
           if (inside) sum += std::pow(std::fabs(static_cast<double>(x.data_as<T>()[plane * in_size + off])), p);
-        } while (tensor_ops::next_index(k, g.kernel));
+        } while (tensor::next_index(k, g.kernel));
         y.data_as<T>()[plane * out_size + oi] = static_cast<T>(std::pow(sum, 1.0 / p));
       }
     }

@@ -33,7 +33,7 @@ std::unique_ptr<OpKernel> make_max_unpool_kernel(const KernelInit& init) {
       out.push_back((x.dim(i + 2) - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp]);
     Shape requested = out;
     if (ctx.has_input(2)) {
-      requested = tensor_ops::read_int_list(ctx.input(2), ctx.where(), "input 2 (output_shape)");
+      requested = tensor::read_int_list(ctx.input(2), ctx.where(), "input 2 (output_shape)");
       if (requested.size() != x.rank() || requested[0] != x.dim(0) || requested[1] != x.dim(1))
         fail(ctx.where(), ": output_shape ", shape_to_string(requested), " must be [", x.dim(0), ", ", x.dim(1),
              ", ...]");
@@ -60,10 +60,10 @@ std::unique_ptr<OpKernel> make_max_unpool_kernel(const KernelInit& init) {
     max_unpool_ref(x, idx, unpooled);
     Tensor& y = ctx.output(0, x.dtype(), requested);
     std::memset(y.data(), 0, y.nbytes());
-    const tensor_ops::Strides dst = tensor_ops::contiguous_strides(requested);
+    const tensor::Strides dst = tensor::contiguous_strides(requested);
     const size_t es = dtype_size(x.dtype());
     std::vector<int64_t> at(out.size(), 0);
-    for (int64_t e = 0; e < unpooled.numel(); ++e, tensor_ops::next_index(at, out)) {
+    for (int64_t e = 0; e < unpooled.numel(); ++e, tensor::next_index(at, out)) {
       int64_t off = 0;
       for (size_t d = 0; d < at.size(); ++d) off += at[d] * dst[d];
       std::memcpy(static_cast<char*>(y.data()) + off * es, static_cast<const char*>(unpooled.data()) + e * es, es);

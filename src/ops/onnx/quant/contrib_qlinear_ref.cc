@@ -34,11 +34,12 @@ template <typename T>
 void qlinear_add(const Tensor& a, const Tensor& b, float ra, float rb, int32_t za, int32_t zb, int32_t zc, Tensor& c) {
   int64_t lo, hi;
   quantized_range(DTypeOf<T>::value, lo, hi);
-  bcast::binary(a.data_as<T>(), a.shape(), b.data_as<T>(), b.shape(), c.data_as<T>(), c.shape(), [=](T x, T y) {
-    const float v =
-        static_cast<float>(static_cast<int32_t>(x) - za) * ra + static_cast<float>(static_cast<int32_t>(y) - zb) * rb;
-    return static_cast<T>(saturate_round(v, zc, lo, hi));
-  });
+  elementwise::bcast::binary(a.data_as<T>(), a.shape(), b.data_as<T>(), b.shape(), c.data_as<T>(), c.shape(),
+                             [=](T x, T y) {
+                               const float v = static_cast<float>(static_cast<int32_t>(x) - za) * ra +
+                                               static_cast<float>(static_cast<int32_t>(y) - zb) * rb;
+                               return static_cast<T>(saturate_round(v, zc, lo, hi));
+                             });
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ std::unique_ptr<OpKernel> make_qlinear_add_kernel(const KernelInit& init) {
     if (ctx.has_input(7)) check_zero_point_type(n.where, n.names[7], ctx.input(7).dtype(), n.names[0], a.dtype());
     const float cs = n.scale(ctx, 6), ra = n.scale(ctx, 1) / cs, rb = n.scale(ctx, 4) / cs;
     const int32_t za = n.zero_point(ctx, 2), zb = n.zero_point(ctx, 5), zc = n.zero_point(ctx, 7);
-    Tensor& c = ctx.output(0, a.dtype(), bcast::broadcast_shape(a.shape(), b.shape(), n.where));
+    Tensor& c = ctx.output(0, a.dtype(), elementwise::bcast::broadcast_shape(a.shape(), b.shape(), n.where));
     if (a.dtype() == DType::kUInt8)
       qlinear_add<uint8_t>(a, b, ra, rb, za, zb, zc, c);
     else
@@ -120,7 +121,7 @@ std::unique_ptr<OpKernel> make_qgemm_kernel(const KernelInit& init) {
     if (a0.rank() != 2 || b0.rank() != 2)
       fail(n.where, ": A and B must be 2-D, got ", shape_to_string(a0.shape()), " and ", shape_to_string(b0.shape()));
     const Tensor a = ta ? transposed(a0) : a0, b = tb ? transposed(b0) : b0;
-    const Shape ys = matmul_output_shape(a.shape(), b.shape(), n.where);
+    const Shape ys = reduce::matmul_output_shape(a.shape(), b.shape(), n.where);
     const bool quantized = ctx.has_input(7);
     if (quantized && ctx.has_input(8))
       check_input_type(n.where, "zero point", n.names[8], ctx.input(8).dtype(), kInt8Types, "int8 or uint8");

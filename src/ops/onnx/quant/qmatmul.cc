@@ -76,7 +76,7 @@ class QMatMulKernel : public OpKernel {
     check_types(type_of);
     const Tensor& a = ctx.input(slots_.a);
     const Tensor& b = ctx.input(slots_.b);
-    const Shape ys = matmul_output_shape(a.shape(), b.shape(), where_);
+    const Shape ys = reduce::matmul_output_shape(a.shape(), b.shape(), where_);
     const DType out = kind_ == Kind::kMatMulInteger ? DType::kInt32
                       : float_out_                  ? DType::kFloat32
                                                     : ctx.input(slots_.y_zp).dtype();

@@ -43,7 +43,7 @@ void matmul_integer_ref(const Tensor& a, const OperandParam& a_zp, const Tensor&
     b64.data_as<int64_t>()[e] = load_as_int(b, e) - static_cast<int64_t>(b_zp.entry(column));
   }
   Tensor y64 = Tensor::allocate(DType::kInt64, acc.shape());
-  matmul_reference(a64, b64, y64);
+  reduce::matmul_reference(a64, b64, y64);
   for (int64_t e = 0; e < acc.numel(); ++e) acc.data_as<int32_t>()[e] = static_cast<int32_t>(y64.data_as<int64_t>()[e]);
 }
 

@@ -6,10 +6,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 // True when `v` should replace the current best `best`.
 template <bool kMax, bool kLast, typename T>
@@ -164,4 +164,4 @@ std::unique_ptr<OpKernel> make_arg_reduce_kernel(const KernelInit& init, bool is
   return std::make_unique<ArgReduceKernel>(init, is_max);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -8,7 +8,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// y: int64 with the reduced shape (keepdims or not; the layout is the same).
 void arg_reduce_optimized(const Tensor& x, int64_t axis, bool is_max, bool select_last, Tensor& y);
@@ -16,4 +16,4 @@ void arg_reduce_reference(const Tensor& x, int64_t axis, bool is_max, bool selec
 
 std::unique_ptr<OpKernel> make_arg_reduce_kernel(const KernelInit& init, bool is_max);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -6,10 +6,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 class CumSumKernel : public OpKernel {
  public:
@@ -113,4 +113,4 @@ void cumsum_reference(const Tensor& x, int64_t axis, bool exclusive, bool revers
 
 std::unique_ptr<OpKernel> make_cumsum_kernel(const KernelInit& init) { return std::make_unique<CumSumKernel>(init); }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -7,11 +7,11 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void cumsum_optimized(const Tensor& x, int64_t axis, bool exclusive, bool reverse, Tensor& y);
 void cumsum_reference(const Tensor& x, int64_t axis, bool exclusive, bool reverse, Tensor& y);
 
 std::unique_ptr<OpKernel> make_cumsum_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

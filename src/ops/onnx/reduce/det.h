@@ -4,10 +4,10 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// x: float32/float64 [batch, M, M]; y: [batch].
 void det_ref(const Tensor& x, int64_t batch, int64_t M, Tensor& y);
 std::unique_ptr<OpKernel> make_det_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

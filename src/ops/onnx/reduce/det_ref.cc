@@ -5,7 +5,7 @@
 
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void det_ref(const Tensor& x, int64_t batch, int64_t M, Tensor& y) {
   dispatch_float(x.dtype(), "Det", [&](auto tag) {
@@ -51,4 +51,4 @@ std::unique_ptr<OpKernel> make_det_kernel(const KernelInit&) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

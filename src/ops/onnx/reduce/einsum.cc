@@ -12,7 +12,7 @@
 #include "ops/onnx/reduce/matmul.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
 // A strided view of an operand: dims/strides per position, labels may repeat (diagonal).
@@ -69,7 +69,7 @@ void gather_sum(const T* src, const Shape& osz, const std::vector<int64_t>& ost,
       int64_t soff = 0;
       for (int64_t s = 0; s < sum_n; ++s) {
         const T* p = src + base + soff;
-        for (int64_t j = 0; j < last; ++j) out[j] = reduce_detail::wadd(out[j], p[j * last_stride]);
+        for (int64_t j = 0; j < last; ++j) out[j] = detail::wadd(out[j], p[j * last_stride]);
         for (size_t a = ssz.size(); a-- > 0;) {
           soff += sst[a];
           if (++idx[a] < ssz[a]) break;
@@ -356,4 +356,4 @@ void einsum_optimized(const EinsumPlan& plan, const std::vector<const Tensor*>& 
 
 std::unique_ptr<OpKernel> make_einsum_kernel(const KernelInit& init) { return std::make_unique<EinsumKernel>(init); }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

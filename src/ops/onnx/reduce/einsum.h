@@ -15,7 +15,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// Parsed equation: labels are ASCII codes, kEllipsis marks "..." (expanded per run).
 struct EinsumTerms {
@@ -42,4 +42,4 @@ void einsum_reference(const EinsumPlan& plan, const std::vector<const Tensor*>& 
 
 std::unique_ptr<OpKernel> make_einsum_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -6,7 +6,7 @@
 #include "ops/onnx/reduce/einsum.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void einsum_reference(const EinsumPlan& plan, const std::vector<const Tensor*>& inputs, Tensor& y) {
   std::vector<int> labels;
@@ -30,14 +30,14 @@ void einsum_reference(const EinsumPlan& plan, const std::vector<const Tensor*>& 
         const Shape& s = inputs[i]->shape();
         int64_t off = 0;
         for (size_t d = 0; d < s.size(); ++d) off = off * s[d] + (s[d] == 1 ? 0 : value[plan.inputs[i][d]]);
-        prod = reduce_detail::wmul(prod, W(inputs[i]->data_as<T>()[off]));
+        prod = detail::wmul(prod, W(inputs[i]->data_as<T>()[off]));
       }
       int64_t o = 0;
       for (size_t d = 0; d < plan.output.size(); ++d) o = o * plan.output_shape[d] + value[plan.output[d]];
-      acc[o] = reduce_detail::wadd(acc[o], prod);
+      acc[o] = detail::wadd(acc[o], prod);
     }
     for (int64_t i = 0; i < y.numel(); ++i) y.data_as<T>()[i] = T(acc[i]);
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

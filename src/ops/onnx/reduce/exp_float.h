@@ -9,8 +9,7 @@
 
 #include "core/exp_poly.h"
 
-namespace pointrt {
-namespace reduce_detail {
+namespace pointrt::reduce::detail {
 
 // exp for float written with arithmetic and bit operations only, so loops over it vectorise
 // (glibc's expf does not without -ffast-math). Cephes' polynomial on [-ln2/2, ln2/2]: within
@@ -60,5 +59,4 @@ inline float exp_nonpositive(float x) {
 }
 inline double exp_nonpositive(double x) { return std::exp(x); }
 
-}  // namespace reduce_detail
-}  // namespace pointrt
+}  // namespace pointrt::reduce::detail

@@ -7,11 +7,11 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// x, y: float32/float64 [N, C, S]; scale/bias of x's type with `per_channel` ? C : G entries.
 void group_normalization_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups, bool per_channel,
                              float epsilon, Tensor& y);
 std::unique_ptr<OpKernel> make_group_normalization_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -4,7 +4,7 @@
 
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void group_normalization_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups, bool per_channel,
                              float epsilon, Tensor& y) {
@@ -52,4 +52,4 @@ std::unique_ptr<OpKernel> make_group_normalization_kernel(const KernelInit& init
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

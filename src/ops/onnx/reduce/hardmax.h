@@ -5,10 +5,10 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// x and y: float32 or float64, [outer, R, inner] in row-major order.
 void hardmax_ref(const Tensor& x, int64_t outer, int64_t R, int64_t inner, Tensor& y);
 std::unique_ptr<OpKernel> make_hardmax_kernel(const KernelInit& init, bool flatten_2d);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -3,7 +3,7 @@
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void hardmax_ref(const Tensor& x, int64_t outer, int64_t R, int64_t inner, Tensor& y) {
   dispatch_float(x.dtype(), "Hardmax", [&](auto tag) {
@@ -27,11 +27,11 @@ std::unique_ptr<OpKernel> make_hardmax_kernel(const KernelInit& init, bool flatt
   const int64_t axis = init.attrs().get_int("axis", flatten_2d ? 1 : -1);
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor x = to_float32(ctx.input(0));
-    const reduce_detail::AxisSplit v = softmax_view(x.shape(), axis, flatten_2d, ctx.where());
+    const detail::AxisSplit v = softmax_view(x.shape(), axis, flatten_2d, ctx.where());
     Tensor y = compute_tensor(ctx.input(0).dtype(), x.shape());
     hardmax_ref(x, v.outer, v.axis_dim, v.inner, y);
     store_output(ctx, 0, ctx.input(0).dtype(), y);
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

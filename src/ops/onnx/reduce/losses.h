@@ -13,7 +13,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 enum class LossReduction { kNone, kSum, kMean };
 
@@ -31,4 +31,4 @@ std::vector<double> nll_loss_ref(const Tensor& input, const std::vector<int64_t>
 std::unique_ptr<OpKernel> make_nll_loss_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_softmax_cross_entropy_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -7,7 +7,7 @@
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
 LossParams parse_loss_params(const KernelInit& init) {
@@ -119,4 +119,4 @@ std::unique_ptr<OpKernel> make_softmax_cross_entropy_kernel(const KernelInit& in
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

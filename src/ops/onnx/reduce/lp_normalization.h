@@ -4,9 +4,9 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void lp_normalization_ref(const Tensor& x, int64_t outer, int64_t R, int64_t inner, int64_t p, Tensor& y);
 std::unique_ptr<OpKernel> make_lp_normalization_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -5,7 +5,7 @@
 #include "ops/onnx/reduce/reduce_common.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void lp_normalization_ref(const Tensor& x, int64_t outer, int64_t R, int64_t inner, int64_t p, Tensor& y) {
   dispatch_float(x.dtype(), "LpNormalization", [&](auto tag) {
@@ -32,11 +32,11 @@ std::unique_ptr<OpKernel> make_lp_normalization_kernel(const KernelInit& init) {
   if (p != 1 && p != 2) fail(init.where(), ": attribute 'p' must be 1 or 2, got ", p);
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor x = to_float32(ctx.input(0));
-    const auto s = reduce_detail::split_at_axis(x.shape(), normalize_axis(axis, x.rank(), ctx.where()));
+    const auto s = detail::split_at_axis(x.shape(), normalize_axis(axis, x.rank(), ctx.where()));
     Tensor y = compute_tensor(ctx.input(0).dtype(), x.shape());
     lp_normalization_ref(x, s.outer, s.axis_dim, s.inner, p, y);
     store_output(ctx, 0, ctx.input(0).dtype(), y);
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -6,7 +6,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 struct LrnParams {
   int64_t size = 1;
@@ -17,4 +17,4 @@ struct LrnParams {
 void lrn_ref(const Tensor& x, int64_t N, int64_t C, int64_t S, const LrnParams& p, Tensor& y);
 std::unique_ptr<OpKernel> make_lrn_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

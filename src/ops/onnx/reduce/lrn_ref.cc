@@ -4,7 +4,7 @@
 
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void lrn_ref(const Tensor& x, int64_t N, int64_t C, int64_t S, const LrnParams& p, Tensor& y) {
   const int64_t below = (p.size - 1) / 2, above = p.size - 1 - below;
@@ -43,4 +43,4 @@ std::unique_ptr<OpKernel> make_lrn_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -16,10 +16,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 template <typename T>
 void gemm_generic(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
@@ -538,4 +538,4 @@ std::unique_ptr<OpKernel> make_gemm_kernel(const KernelInit& init, bool c_option
   return std::make_unique<GemmKernel>(init, c_optional);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

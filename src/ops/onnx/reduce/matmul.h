@@ -12,7 +12,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// Row-major C[M, N] = alpha * op(A) * op(B) + beta * C. beta = 0 never reads C.
 template <typename T>
@@ -44,4 +44,4 @@ std::unique_ptr<OpKernel> make_matmul_kernel(const KernelInit& init);
 /// `c_optional`: opset >= 11.
 std::unique_ptr<OpKernel> make_gemm_kernel(const KernelInit& init, bool c_optional);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -5,7 +5,7 @@
 #include "ops/onnx/reduce/matmul.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void matmul_reference(const Tensor& a, const Tensor& b, Tensor& y) {
   Shape as = a.shape(), bs = b.shape();
@@ -43,7 +43,7 @@ void matmul_reference(const Tensor& a, const Tensor& b, Tensor& y) {
         for (int64_t j = 0; j < N; ++j) {
           W s = 0;
           for (int64_t k = 0; k < K; ++k)
-            s = reduce_detail::wadd(s, reduce_detail::wmul(W(A[(ia * M + i) * K + k]), W(B[(ib * K + k) * N + j])));
+            s = detail::wadd(s, detail::wmul(W(A[(ia * M + i) * K + k]), W(B[(ib * K + k) * N + j])));
           Y[(n * M + i) * N + j] = T(s);
         }
     }
@@ -61,7 +61,7 @@ void gemm_reference(const Tensor& a, const Tensor& b, const Tensor* c, bool tran
     std::vector<T> cfull;
     if (c && beta != 0.0f) {
       cfull.resize(M * N);
-      reduce_detail::expand_to(c->data_as<T>(), c->shape(), {M, N}, cfull.data());
+      detail::expand_to(c->data_as<T>(), c->shape(), {M, N}, cfull.data());
     }
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
@@ -69,13 +69,13 @@ void gemm_reference(const Tensor& a, const Tensor& b, const Tensor* c, bool tran
         for (int64_t k = 0; k < K; ++k) {
           T av = trans_a ? A[k * M + i] : A[i * K + k];
           T bv = trans_b ? B[j * K + k] : B[k * N + j];
-          s = reduce_detail::wadd(s, reduce_detail::wmul(W(av), W(bv)));
+          s = detail::wadd(s, detail::wmul(W(av), W(bv)));
         }
-        W r = reduce_detail::wmul(W(alpha), s);
-        if (!cfull.empty()) r = reduce_detail::wadd(r, reduce_detail::wmul(W(beta), W(cfull[i * N + j])));
+        W r = detail::wmul(W(alpha), s);
+        if (!cfull.empty()) r = detail::wadd(r, detail::wmul(W(beta), W(cfull[i * N + j])));
         y.data_as<T>()[i * N + j] = T(r);
       }
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -5,10 +5,10 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// x, y: float32 or float64; `reduced[d]` marks the axes the means run over.
 void mean_variance_normalization_ref(const Tensor& x, const std::vector<bool>& reduced, Tensor& y);
 std::unique_ptr<OpKernel> make_mean_variance_normalization_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -5,13 +5,13 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void mean_variance_normalization_ref(const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
   // Group every element by its position on the kept axes.
   Shape kept;
   for (size_t d = 0; d < x.rank(); ++d) kept.push_back(reduced[d] ? 1 : x.dim(d));
-  const tensor_ops::Strides kept_strides = tensor_ops::contiguous_strides(kept);
+  const tensor::Strides kept_strides = tensor::contiguous_strides(kept);
   const int64_t groups = shape_numel(kept), n = x.numel();
   std::vector<int64_t> group(static_cast<size_t>(n));
   std::vector<int64_t> idx(x.rank(), 0);
@@ -19,7 +19,7 @@ void mean_variance_normalization_ref(const Tensor& x, const std::vector<bool>& r
     int64_t g = 0;
     for (size_t d = 0; d < x.rank(); ++d) g += (reduced[d] ? 0 : idx[d]) * kept_strides[d];
     group[e] = g;
-    tensor_ops::next_index(idx, x.shape());
+    tensor::next_index(idx, x.shape());
   }
   dispatch_float(x.dtype(), "MeanVarianceNormalization", [&](auto tag) {
     using T = decltype(tag);
@@ -50,4 +50,4 @@ std::unique_ptr<OpKernel> make_mean_variance_normalization_kernel(const KernelIn
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

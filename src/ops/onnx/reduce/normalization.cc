@@ -7,10 +7,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 // Mean and biased variance of a contiguous row, in double.
 template <typename T>
@@ -193,4 +193,4 @@ std::unique_ptr<OpKernel> make_instance_norm_kernel(const KernelInit& init) {
   return std::make_unique<InstanceNormKernel>(init);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -12,7 +12,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 /// scale/bias are dense [D] (already broadcast); mean/inv_std may be null.
 template <typename T>
@@ -31,4 +31,4 @@ void instance_norm_reference(const T* x, const T* scale, const T* bias, int64_t 
 std::unique_ptr<OpKernel> make_layer_norm_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_instance_norm_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

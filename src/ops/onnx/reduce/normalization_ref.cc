@@ -3,7 +3,7 @@
 
 #include "ops/onnx/reduce/normalization.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 template <typename T>
 void normalize_line(const T* x, int64_t n, long double eps, long double a_scale, long double a_bias, T* y,
@@ -53,4 +53,4 @@ template void instance_norm_reference<float>(const float*, const float*, const f
 template void instance_norm_reference<double>(const double*, const double*, const double*, int64_t, int64_t, int64_t,
                                               float, double*);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

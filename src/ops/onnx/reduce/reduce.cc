@@ -16,10 +16,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 constexpr int64_t kParallelWork = 1 << 15;  // elements below which threads cost more than they give
 
@@ -385,7 +385,7 @@ class ReduceKernel : public OpKernel {
       fail(ctx.where(), ": input 0 has element type ", dtype_name(x.dtype()), ", which ", kind_name(kind_),
            " does not support");
     std::vector<int64_t> axes = axes_;
-    if (axes_from_input_ && ctx.has_input(1)) axes = reduce_detail::read_int_list(ctx.input(1), ctx.where(), "axes");
+    if (axes_from_input_ && ctx.has_input(1)) axes = detail::read_int_list(ctx.input(1), ctx.where(), "axes");
     if (axes.empty() && noop_with_empty_axes_) {
       // Each element is a set of one: Sum/Mean/Max/Min/Prod return it unchanged (aliased),
       // the others apply their per-element map (|x|, x*x, log x), as ONNX Runtime does.
@@ -457,4 +457,4 @@ std::unique_ptr<OpKernel> make_reduce_kernel(const KernelInit& init, ReduceKind 
   return std::make_unique<ReduceKernel>(init, kind, axes_from_input);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

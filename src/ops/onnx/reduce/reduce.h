@@ -24,7 +24,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 enum class ReduceKind { kSum, kSumSquare, kMean, kL1, kL2, kMax, kMin, kProd, kLogSum, kLogSumExp };
 
@@ -51,4 +51,4 @@ bool reduce_kind_accepts(ReduceKind kind, DType t);
 /// ReduceSum) form.
 std::unique_ptr<OpKernel> make_reduce_kernel(const KernelInit& init, ReduceKind kind, bool axes_from_input);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -11,8 +11,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace reduce_detail {
+namespace pointrt::reduce::detail {
 
 /// A shape seen as [outer, axis_dim, inner] around one axis (row-major).
 struct AxisSplit {
@@ -81,11 +80,9 @@ inline T highest_value() {
     return std::numeric_limits<T>::max();
 }
 
-}  // namespace reduce_detail
-}  // namespace pointrt
+}  // namespace pointrt::reduce::detail
 
-namespace pointrt {
-namespace reduce_detail {
+namespace pointrt::reduce::detail {
 
 /// True when `from` broadcasts to `to` by numpy's rules (aligned at the right, dims 1 or equal).
 inline bool broadcastable_to(const Shape& from, const Shape& to) {
@@ -136,11 +133,9 @@ void expand_to(const T* src, const Shape& from, const Shape& to, T* dst) {
   }
 }
 
-}  // namespace reduce_detail
-}  // namespace pointrt
+}  // namespace pointrt::reduce::detail
 
-namespace pointrt {
-namespace reduce_detail {
+namespace pointrt::reduce::detail {
 
 /// Integer arithmetic that wraps (two's complement) instead of overflowing into undefined
 /// behaviour: integers are added/multiplied as unsigned of at least 32 bits (narrower unsigned
@@ -169,5 +164,4 @@ inline T wmul(T a, T b) {
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
-}  // namespace reduce_detail
-}  // namespace pointrt
+}  // namespace pointrt::reduce::detail

@@ -20,7 +20,7 @@
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
 constexpr int64_t kBlock = 1024;
@@ -245,7 +245,7 @@ void lse_rows(const float* x, float* y, int64_t outer, int64_t R) {
         const int64_t e = std::min(R, b + kBlock);
         float sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (int64_t r = b; r < e; ++r) sum += reduce_detail::exp_nonpositive(row[r] - m);
+        for (int64_t r = b; r < e; ++r) sum += detail::exp_nonpositive(row[r] - m);
         total += sum;
       }
     y[o] = lse_finish(m, total);
@@ -254,7 +254,7 @@ void lse_rows(const float* x, float* y, int64_t outer, int64_t R) {
 
 // exp(row[j] - m[j]) added into acc over one column block.
 inline void lse_accumulate(float* __restrict acc, const float* __restrict row, const float* __restrict m, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] += reduce_detail::exp_nonpositive(row[j] - m[j]);
+  for (int64_t j = 0; j < n; ++j) acc[j] += detail::exp_nonpositive(row[j] - m[j]);
 }
 
 void lse_middle(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
@@ -329,4 +329,4 @@ bool reduce_float32_fast(ReduceKind kind, const Tensor& x, const std::vector<boo
   }
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

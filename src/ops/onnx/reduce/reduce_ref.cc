@@ -6,7 +6,7 @@
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
 // Offsets into X by odometer over the kept axes (one output each) and the reduced axes (the
@@ -76,13 +76,11 @@ void reduce_ref_typed(ReduceKind kind, const Tensor& xt, const std::vector<bool>
       if (v < mn) mn = v;
       switch (kind) {
         case ReduceKind::kSumSquare:
-        case ReduceKind::kL2: sum = reduce_detail::wadd(sum, reduce_detail::wmul(Wide(v), Wide(v))); break;
-        case ReduceKind::kL1:
-          sum = reduce_detail::wadd(sum, (v < T(0)) ? reduce_detail::wsub(Wide(0), Wide(v)) : Wide(v));
-          break;
-        default: sum = reduce_detail::wadd(sum, Wide(v)); break;
+        case ReduceKind::kL2: sum = detail::wadd(sum, detail::wmul(Wide(v), Wide(v))); break;
+        case ReduceKind::kL1: sum = detail::wadd(sum, (v < T(0)) ? detail::wsub(Wide(0), Wide(v)) : Wide(v)); break;
+        default: sum = detail::wadd(sum, Wide(v)); break;
       }
-      prod = reduce_detail::wmul(prod, Wide(v));
+      prod = detail::wmul(prod, Wide(v));
     }
     T out{};
     switch (kind) {
@@ -128,4 +126,4 @@ void reduce_reference(ReduceKind kind, const Tensor& x, const std::vector<bool>&
   }
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -10,10 +10,10 @@
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 // Softmax (or LogSoftmax) of one contiguous row; kWidth > 0 fixes R at compile time, so a short
 // row becomes a few whole-vector operations. Sums in T within the row (rows are short or the
@@ -196,7 +196,7 @@ class SoftmaxKernel : public OpKernel {
     const Tensor& x = ctx.input(0);
     if (!is_float_type(x.dtype()) || x.dtype() == DType::kFloat16)
       fail(ctx.where(), ": input 0 has element type ", dtype_name(x.dtype()), ", expected float32 or float64");
-    const reduce_detail::AxisSplit v = softmax_view(x.shape(), axis_, flatten_2d_, ctx.where());
+    const detail::AxisSplit v = softmax_view(x.shape(), axis_, flatten_2d_, ctx.where());
     Tensor& y = ctx.output(0, x.dtype(), x.shape());
     softmax_optimized(x, v.outer, v.axis_dim, v.inner, log_, y);
   }
@@ -208,13 +208,13 @@ class SoftmaxKernel : public OpKernel {
 
 }  // namespace
 
-reduce_detail::AxisSplit softmax_view(const Shape& x, int64_t axis, bool flatten_2d, const std::string& where) {
+detail::AxisSplit softmax_view(const Shape& x, int64_t axis, bool flatten_2d, const std::string& where) {
   const int64_t rank = static_cast<int64_t>(x.size());
-  if (!flatten_2d) return reduce_detail::split_at_axis(x, normalize_axis(axis, rank, where));
+  if (!flatten_2d) return detail::split_at_axis(x, normalize_axis(axis, rank, where));
   // Opset < 13 accepts axis in [-rank, rank]; axis == rank makes rows of one element.
   if (axis < -rank || axis > rank) fail(where, ": axis ", axis, " is out of range for a tensor of rank ", rank);
   const int64_t a = axis < 0 ? axis + rank : axis;
-  reduce_detail::AxisSplit v;
+  detail::AxisSplit v;
   v.outer = 1;
   v.axis_dim = 1;
   for (int64_t i = 0; i < rank; ++i) (i < a ? v.outer : v.axis_dim) *= x[i];
@@ -236,4 +236,4 @@ std::unique_ptr<OpKernel> make_softmax_kernel(const KernelInit& init, bool log, 
   return std::make_unique<SoftmaxKernel>(init, log, flatten_2d);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -11,16 +11,16 @@
 #include "ops/kernel.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void softmax_optimized(const Tensor& x, int64_t outer, int64_t R, int64_t inner, bool log, Tensor& y);
 void softmax_reference(const Tensor& x, int64_t outer, int64_t R, int64_t inner, bool log, Tensor& y);
 
 /// The [outer, R, inner] view of shape x for `axis` (`flatten_2d`: the opset < 13 form, inner = 1);
 /// shared by Softmax, LogSoftmax and Hardmax.
-reduce_detail::AxisSplit softmax_view(const Shape& x, int64_t axis, bool flatten_2d, const std::string& where);
+detail::AxisSplit softmax_view(const Shape& x, int64_t axis, bool flatten_2d, const std::string& where);
 
 /// `flatten_2d` selects the opset < 13 semantics.
 std::unique_ptr<OpKernel> make_softmax_kernel(const KernelInit& init, bool log, bool flatten_2d);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

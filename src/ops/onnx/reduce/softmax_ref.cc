@@ -4,7 +4,7 @@
 
 #include "ops/onnx/reduce/softmax.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void softmax_reference(const Tensor& x, int64_t outer, int64_t R, int64_t inner, bool log, Tensor& y) {
   dispatch_float(x.dtype(), "softmax_reference", [&](auto tag) {
@@ -25,4 +25,4 @@ void softmax_reference(const Tensor& x, int64_t outer, int64_t R, int64_t inner,
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

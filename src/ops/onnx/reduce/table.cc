@@ -17,7 +17,7 @@
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
 const std::vector<DType> kReduceTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32,
@@ -140,8 +140,12 @@ void add_linear_algebra_rows(OpTable& t) {
 }
 
 }  // namespace
+}  // namespace pointrt::reduce
+
+namespace pointrt {
 
 Family register_onnx_reduce() {
+  using namespace reduce;
   Family family{"onnx/reduce"};
   OpTable& t = family.rows;
   add_reduce_rows(t);

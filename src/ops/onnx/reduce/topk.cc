@@ -21,10 +21,10 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 namespace {
 
-using namespace reduce_detail;
+using namespace detail;
 
 // The unsigned key type of T: 32 bits for types up to 4 bytes, else 64.
 template <typename T>
@@ -305,4 +305,4 @@ std::unique_ptr<OpKernel> make_topk_kernel(const KernelInit& init, bool k_from_i
   return std::make_unique<TopKKernel>(init, k_from_input, has_largest);
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

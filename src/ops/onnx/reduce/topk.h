@@ -11,7 +11,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void topk_optimized(const Tensor& x, int64_t axis, int64_t k, bool largest, Tensor& values, Tensor& indices);
 void topk_reference(const Tensor& x, int64_t axis, int64_t k, bool largest, Tensor& values, Tensor& indices);
@@ -19,4 +19,4 @@ void topk_reference(const Tensor& x, int64_t axis, int64_t k, bool largest, Tens
 /// `k_from_input`: opset >= 10; `has_largest`: opset >= 11.
 std::unique_ptr<OpKernel> make_topk_kernel(const KernelInit& init, bool k_from_input, bool has_largest);
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -5,10 +5,10 @@
 #include "ops/onnx/reduce/reduce_common.h"
 #include "ops/onnx/reduce/topk.h"
 
-namespace pointrt {
+namespace pointrt::reduce {
 
 void topk_reference(const Tensor& x, int64_t axis, int64_t k, bool largest, Tensor& values, Tensor& indices) {
-  reduce_detail::AxisSplit s = reduce_detail::split_at_axis(x.shape(), axis);
+  detail::AxisSplit s = detail::split_at_axis(x.shape(), axis);
   dispatch_numeric(x.dtype(), "topk_reference", [&](auto tag) {
     using T = decltype(tag);
     const T* in = x.data_as<T>();
@@ -42,4 +42,4 @@ void topk_reference(const Tensor& x, int64_t axis, int64_t k, bool largest, Tens
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::reduce

@@ -22,10 +22,10 @@ void activate(const Activation& act, float* v, int64_t n) {
     const int64_t len = std::min<int64_t>(256, n - b);
     float* p = v + b;
     if (act.kind == ActivationKind::kSigmoid) {
-      ew::fast_exp_block(p, p, len, -1.0f);
+      elementwise::fast_exp_block(p, p, len, -1.0f);
       for (int64_t i = 0; i < len; ++i) p[i] = 1.0f / (1.0f + p[i]);
     } else if (act.kind == ActivationKind::kTanh) {
-      ew::fast_tanh_block(p, p, len);
+      elementwise::fast_tanh_block(p, p, len);
     } else {
       for (int64_t i = 0; i < len; ++i) p[i] = act(p[i]);
     }
@@ -77,7 +77,7 @@ class DirectionRunner {
     if (p)
       p->run(ctx_, x, y);
     else
-      gemm<float>(false, true, M, N, K, 1.0f, x, K, w, K, 0.0f, y, ldy);
+      reduce::gemm<float>(false, true, M, N, K, 1.0f, x, K, w, K, 0.0f, y, ldy);
   }
   void prepare_bias() {
     const float* b = io_.b ? io_.b->data_as<float>() + dir_ * 2 * GH_ : nullptr;

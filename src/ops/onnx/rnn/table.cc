@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace pointrt {
+namespace pointrt::rnn {
 namespace {
 // POINTRT_RNN=reference|gemm|dnnl forces one implementation (for benchmarks); unset = automatic.
 rnn::RnnPath path_from_environment() {
@@ -17,13 +17,16 @@ rnn::RnnPath path_from_environment() {
                           : rnn::RnnPath::kAuto;
 }
 }  // namespace
+}  // namespace pointrt::rnn
+
+namespace pointrt {
 
 Family register_onnx_rnn() {
   Family family{"onnx/rnn"};
   OpTable& t = family.rows;
   using rnn::Cell;
   auto factory = [](Cell cell) {
-    return [cell](const KernelInit& init) { return rnn::make_rnn_kernel(init, cell, path_from_environment()); };
+    return [cell](const KernelInit& init) { return rnn::make_rnn_kernel(init, cell, rnn::path_from_environment()); };
   };
   const char* common = "directions, every activation with alpha/beta, clip, sequence_lens, initial states, layout";
   t.add({"", "RNN", 1, 21, kFloatTypes, factory(Cell::kRnn),

@@ -14,7 +14,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 /// x: complex signal as double [outer, n, inner] pairs (re, im); returns [outer, bins, inner] pairs.
 std::vector<double> dft_ref(const std::vector<double>& x, int64_t outer, int64_t n, int64_t inner, int64_t length,
@@ -23,4 +23,4 @@ std::vector<double> dft_ref(const std::vector<double>& x, int64_t outer, int64_t
 std::unique_ptr<OpKernel> make_dft_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_stft_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::signal

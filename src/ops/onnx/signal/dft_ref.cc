@@ -5,7 +5,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 std::vector<double> dft_ref(const std::vector<double>& x, int64_t outer, int64_t n, int64_t inner, int64_t length,
                             bool inverse, int64_t bins) {
@@ -57,8 +57,7 @@ void store_complex(KernelContext& ctx, DType dtype, const Shape& shape, const st
 }
 
 int64_t optional_scalar(KernelContext& ctx, size_t i, int64_t dflt, const char* what) {
-  return ctx.has_input(i) && ctx.input(i).numel() > 0 ? tensor_ops::read_int_scalar(ctx.input(i), ctx.where(), what)
-                                                      : dflt;
+  return ctx.has_input(i) && ctx.input(i).numel() > 0 ? tensor::read_int_scalar(ctx.input(i), ctx.where(), what) : dflt;
 }
 
 }  // namespace
@@ -97,7 +96,7 @@ std::unique_ptr<OpKernel> make_stft_kernel(const KernelInit& init) {
     const Tensor x = to_float32(ctx.input(0));
     if (x.rank() != 3) fail(ctx.where(), ": signal must be [batch, length, 1 or 2], got ", shape_to_string(x.shape()));
     const int64_t batch = x.dim(0), len = x.dim(1);
-    const int64_t step = tensor_ops::read_int_scalar(ctx.input(1), ctx.where(), "input 1 (frame_step)");
+    const int64_t step = tensor::read_int_scalar(ctx.input(1), ctx.where(), "input 1 (frame_step)");
     const Tensor window = ctx.has_input(2) ? to_float32(ctx.input(2)) : Tensor();
     const int64_t frame_length =
         optional_scalar(ctx, 3, window.defined() ? window.numel() : len, "input 3 (frame_length)");
@@ -126,4 +125,4 @@ std::unique_ptr<OpKernel> make_stft_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::signal

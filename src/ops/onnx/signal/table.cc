@@ -5,6 +5,7 @@
 namespace pointrt {
 
 Family register_onnx_signal() {
+  using namespace signal;
   Family family{"onnx/signal"};
   add_signal_rows(family.rows);
   return family;

@@ -12,7 +12,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 enum class WindowKind { kHann, kHamming, kBlackman };
 
@@ -27,4 +27,4 @@ std::unique_ptr<OpKernel> make_mel_weight_matrix_kernel(const KernelInit& init);
 /// Table rows of the signal operators (DFT, STFT, windows, MelWeightMatrix).
 void add_signal_rows(OpTable& t);
 
-}  // namespace pointrt
+}  // namespace pointrt::signal

@@ -4,7 +4,7 @@
 #include "ops/onnx/signal/windows.h"
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
+namespace pointrt::signal {
 
 std::vector<double> window_ref(WindowKind kind, int64_t size, bool periodic) {
   const double N = static_cast<double>(periodic ? size : size - 1);
@@ -81,7 +81,7 @@ std::unique_ptr<OpKernel> make_window_kernel(const KernelInit& init, WindowKind 
   const DType t = output_type(init);
   const bool periodic = init.attrs().get_int("periodic", 1) != 0;
   return make_function_kernel([=](KernelContext& ctx) {
-    const int64_t size = tensor_ops::read_int_scalar(ctx.input(0), ctx.where(), "input 0 (size)");
+    const int64_t size = tensor::read_int_scalar(ctx.input(0), ctx.where(), "input 0 (size)");
     if (size < 0) fail(ctx.where(), ": input 0 (size) is negative: ", size);
     store_values(ctx, t, {size}, window_ref(kind, size, periodic));
   });
@@ -91,9 +91,9 @@ std::unique_ptr<OpKernel> make_mel_weight_matrix_kernel(const KernelInit& init) 
   const DType t = output_type(init);
   return make_function_kernel([t](KernelContext& ctx) {
     const std::string w = ctx.where();
-    const int64_t bins = tensor_ops::read_int_scalar(ctx.input(0), w, "input 0 (num_mel_bins)");
-    const int64_t dft_length = tensor_ops::read_int_scalar(ctx.input(1), w, "input 1 (dft_length)");
-    const int64_t rate = tensor_ops::read_int_scalar(ctx.input(2), w, "input 2 (sample_rate)");
+    const int64_t bins = tensor::read_int_scalar(ctx.input(0), w, "input 0 (num_mel_bins)");
+    const int64_t dft_length = tensor::read_int_scalar(ctx.input(1), w, "input 1 (dft_length)");
+    const int64_t rate = tensor::read_int_scalar(ctx.input(2), w, "input 2 (sample_rate)");
     const double lo = read_number(ctx, 3, "input 3 (lower_edge_hertz)"),
                  hi = read_number(ctx, 4, "input 4 (upper_edge_hertz)");
     if (bins < 1 || dft_length < 1 || rate < 1 || !(lo >= 0 && hi > lo))
@@ -124,4 +124,4 @@ void add_signal_rows(OpTable& t) {
   t.add({"", "MelWeightMatrix", 17, 21, sizes, make_mel_weight_matrix_kernel, "as ONNX's reference"});
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::signal

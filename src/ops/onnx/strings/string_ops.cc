@@ -7,7 +7,7 @@
 #include "ops/onnx/elementwise/broadcast.h"
 #include "ops/onnx/strings/tfidf_vectorizer.h"
 
-namespace pointrt {
+namespace pointrt::strings {
 
 std::string string_normalize_case(std::string s, bool upper) {
   for (char& c : s) {
@@ -86,10 +86,11 @@ std::unique_ptr<OpKernel> make_string_normalizer(const KernelInit& init) {
 std::unique_ptr<OpKernel> make_string_concat(const KernelInit&) {
   return make_function_kernel([](KernelContext& ctx) {
     const Tensor &a = string_input(ctx, 0), &b = string_input(ctx, 1);
-    const Shape out = bcast::broadcast_shape(a.shape(), b.shape(), ctx.where());
+    const Shape out = elementwise::bcast::broadcast_shape(a.shape(), b.shape(), ctx.where());
     Tensor& y = ctx.output(0, DType::kString, out);
-    bcast::binary(a.data_as<std::string>(), a.shape(), b.data_as<std::string>(), b.shape(), y.data_as<std::string>(),
-                  out, [](const std::string& p, const std::string& q) { return p + q; });
+    elementwise::bcast::binary(a.data_as<std::string>(), a.shape(), b.data_as<std::string>(), b.shape(),
+                               y.data_as<std::string>(), out,
+                               [](const std::string& p, const std::string& q) { return p + q; });
   });
 }
 
@@ -147,4 +148,4 @@ void add_string_rows(OpTable& t) {
          "TF | IDF | TFIDF, skip-grams"});
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::strings

@@ -13,7 +13,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::strings {
 
 std::string string_normalize_case(std::string s, bool upper);
 /// Python str.split(sep or None, maxsplit) (maxsplit < 0: unlimited).
@@ -22,4 +22,4 @@ std::vector<std::string> python_split(const std::string& s, const std::string& s
 /// Table rows of the string family (also TfIdfVectorizer).
 void add_string_rows(OpTable& t);
 
-}  // namespace pointrt
+}  // namespace pointrt::strings

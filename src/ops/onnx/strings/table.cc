@@ -5,6 +5,7 @@
 namespace pointrt {
 
 Family register_onnx_strings() {
+  using namespace strings;
   Family family{"onnx/strings"};
   add_string_rows(family.rows);
   return family;

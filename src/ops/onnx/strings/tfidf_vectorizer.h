@@ -12,8 +12,8 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::strings {
 
 std::unique_ptr<OpKernel> make_tfidf_vectorizer_kernel(const KernelInit& init);
 
-}  // namespace pointrt
+}  // namespace pointrt::strings

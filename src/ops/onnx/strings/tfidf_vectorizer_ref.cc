@@ -3,7 +3,7 @@
 
 #include "ops/onnx/strings/tfidf_vectorizer.h"
 
-namespace pointrt {
+namespace pointrt::strings {
 namespace {
 
 struct TfIdfParams {
@@ -120,4 +120,4 @@ std::unique_ptr<OpKernel> make_tfidf_vectorizer_kernel(const KernelInit& init) {
   });
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::strings

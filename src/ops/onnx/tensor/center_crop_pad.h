@@ -5,10 +5,10 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 /// `offset[d]` = input position of output position 0 along d (negative when padding).
 void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Tensor& y);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

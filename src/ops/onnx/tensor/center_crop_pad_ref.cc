@@ -1,7 +1,7 @@
 #include "ops/onnx/tensor/center_crop_pad.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -24,5 +24,5 @@ void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Te
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/concat.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void concat_ref(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& y) {
   const size_t es = dtype_size(y.dtype());
@@ -21,5 +21,5 @@ void concat_ref(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& 
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -3,7 +3,7 @@
 #include "ops/onnx/tensor/depth_space.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 Shape depth_space_shape(const Shape& x, int64_t b, DepthSpaceMode mode, const std::string& where) {
   if (x.size() != 4) fail(where, ": input must be 4-D [N, C, H, W], got ", shape_to_string(x));
@@ -40,5 +40,5 @@ void depth_space_cpu(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y)
   strided_copy(x.data(), 0, out6, src6, y.data(), dtype_size(x.dtype()));
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

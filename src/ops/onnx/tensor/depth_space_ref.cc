@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/depth_space.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void depth_space_ref(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y) {
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
@@ -26,5 +26,5 @@ void depth_space_ref(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y)
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

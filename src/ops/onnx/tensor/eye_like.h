@@ -8,7 +8,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 /// The element types EyeLike takes and makes.
 const std::vector<DType>& eye_like_types();
@@ -17,5 +17,5 @@ DType eye_like_output_type(const Attributes& attrs, DType input, const std::stri
 /// y [M, N] (allocated, a type of eye_like_types()): ones on the k-th diagonal, zeros elsewhere.
 void eye_like_ref(int64_t k, Tensor& y);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

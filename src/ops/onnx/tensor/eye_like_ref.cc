@@ -8,7 +8,7 @@
 #include "ops/onnx/tensor/eye_like.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 namespace {
 
@@ -64,5 +64,5 @@ void eye_like_ref(int64_t k, Tensor& y) {
     for (int64_t j = 0; j < cols; ++j) std::memcpy(out + (i * cols + j) * es, j - i == k ? &one : &zero, es);
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

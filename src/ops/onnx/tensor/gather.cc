@@ -3,7 +3,7 @@
 #include <cstring>
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis) {
   Shape s(data.begin(), data.begin() + axis);
@@ -198,5 +198,5 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/gather.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 namespace {
 int64_t wrap(int64_t v, int64_t n) { return v < 0 ? v + n : v; }
@@ -56,5 +56,5 @@ void gather_nd_ref(const Tensor& data, const Tensor& indices, int64_t batch_dims
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -12,7 +12,7 @@
 #include "ops/onnx/tensor/transpose.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 namespace {
 // Reject a non-index dtype for an index input before reading it.
@@ -194,5 +194,5 @@ std::unique_ptr<OpKernel> make_tile(const KernelInit&) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

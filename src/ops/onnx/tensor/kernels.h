@@ -4,7 +4,7 @@
 #include "ops/kernel.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 std::unique_ptr<OpKernel> make_concat(const KernelInit& init);
 std::unique_ptr<OpKernel> make_split(const KernelInit& init, bool split_is_input, bool has_num_outputs);
@@ -40,5 +40,5 @@ std::unique_ptr<OpKernel> make_center_crop_pad(const KernelInit& init);
 std::unique_ptr<OpKernel> make_compress(const KernelInit& init);
 std::unique_ptr<OpKernel> make_unique(const KernelInit& init);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -10,7 +10,7 @@
 #include "ops/version_adapter.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 namespace {
 
 Tensor int64_tensor(const std::vector<int64_t>& v) {
@@ -91,5 +91,5 @@ std::unique_ptr<OpKernel> make_pad_v1(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -10,7 +10,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 namespace {
 
@@ -112,5 +112,5 @@ std::unique_ptr<OpKernel> make_onehot(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

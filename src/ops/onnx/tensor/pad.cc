@@ -3,7 +3,7 @@
 #include <cstring>
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 PadMode parse_pad_mode(const std::string& mode, bool allow_wrap, const std::string& where) {
   if (mode == "constant") return PadMode::kConstant;
@@ -110,5 +110,5 @@ void pad_cpu(const Tensor& x, const PadPlan& plan, const void* value, Tensor& y)
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/pad.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void pad_ref(const Tensor& x, const PadPlan& p, const void* value, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -24,5 +24,5 @@ void pad_ref(const Tensor& x, const PadPlan& p, const void* value, Tensor& y) {
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

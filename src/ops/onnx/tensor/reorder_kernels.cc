@@ -12,7 +12,7 @@
 #include "ops/onnx/tensor/unique.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 std::unique_ptr<OpKernel> make_trilu(const KernelInit& init) {
   const bool upper = init.attrs().get_int("upper", 1) != 0;
@@ -146,5 +146,5 @@ std::unique_ptr<OpKernel> make_unique(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

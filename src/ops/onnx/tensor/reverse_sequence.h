@@ -6,10 +6,10 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int64_t batch_axis, int64_t time_axis,
                           Tensor& y);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

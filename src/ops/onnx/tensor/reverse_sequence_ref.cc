@@ -1,7 +1,7 @@
 #include "ops/onnx/tensor/reverse_sequence.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int64_t batch_axis, int64_t time_axis,
                           Tensor& y) {
@@ -19,5 +19,5 @@ void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int
     }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

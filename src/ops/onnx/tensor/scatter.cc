@@ -7,7 +7,7 @@
 #include "ops/onnx/tensor/kernels.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 Reduction parse_reduction(const std::string& s, int levels, const std::string& where) {
   if (s == "none") return Reduction::kNone;
@@ -165,5 +165,5 @@ std::unique_ptr<OpKernel> make_scatter_nd(const KernelInit& init, int levels) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -7,7 +7,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 /// levels: 0 = attribute not defined at this opset, 1 = none/add/mul, 2 = + max/min.
@@ -18,5 +18,5 @@ void scatter_elements_cpu(const Tensor& data, const Tensor& indices, const Tenso
 void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& updates, Reduction red, Tensor& y,
                     const std::string& where, const std::string& label);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -8,7 +8,7 @@
 #include "ops/onnx/tensor/kernels.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 Shape reshape_shape(const Shape& in, const std::vector<int64_t>& req, bool allow_zero, const std::string& where) {
   Shape out(req.size());
@@ -248,5 +248,5 @@ std::unique_ptr<OpKernel> make_range(const KernelInit&) {
   });
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -10,11 +10,11 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 Shape reshape_shape(const Shape& in, const std::vector<int64_t>& requested, bool allow_zero, const std::string& where);
 Shape squeeze_shape(const Shape& in, const std::vector<int64_t>& axes, const std::string& where);
 Shape unsqueeze_shape(const Shape& in, const std::vector<int64_t>& axes, const std::string& where);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -6,7 +6,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 struct SlicePlan {
   Shape out_shape;
@@ -20,5 +20,5 @@ SlicePlan slice_plan(const Shape& in, const std::vector<int64_t>& starts, const 
 void slice_cpu(const Tensor& x, const SlicePlan& plan, Tensor& y);
 void slice_ref(const Tensor& x, const SlicePlan& plan, Tensor& y);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/slice.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void slice_ref(const Tensor& x, const SlicePlan& p, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -16,5 +16,5 @@ void slice_ref(const Tensor& x, const SlicePlan& p, Tensor& y) {
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -11,7 +11,7 @@ namespace pointrt {
 Family register_onnx_tensor() {
   Family family{"onnx/tensor"};
   OpTable& t = family.rows;
-  using namespace tensor_ops;
+  using namespace tensor;
   const auto& C = kCopyTypes;
   auto row = [&](const char* op, int since, int until, std::vector<DType> types, KernelFactory f, const char* note,
                  int typed_input = 0) {

@@ -11,7 +11,7 @@
 #include "ops/kernel.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 using Strides = std::vector<int64_t>;
 
@@ -68,5 +68,5 @@ inline bool next_index(std::vector<int64_t>& idx, const Shape& shape) {
 /// Copy one element of `size` bytes.
 inline void copy_elem(void* dst, const void* src, size_t size) { std::memcpy(dst, src, size); }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/transpose.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void transpose_ref(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = perm.size();
@@ -17,5 +17,5 @@ void transpose_ref(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y)
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   const int64_t m = x.dim(x.rank() - 2), n = x.dim(x.rank() - 1);
@@ -28,5 +28,5 @@ void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

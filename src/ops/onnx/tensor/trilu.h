@@ -6,11 +6,11 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 /// y has x's shape and dtype; x.rank() >= 2.
 void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y);
 void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

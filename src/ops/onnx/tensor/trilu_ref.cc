@@ -2,7 +2,7 @@
 #include "ops/onnx/tensor/trilu.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   const int64_t m = x.dim(x.rank() - 2), n = x.dim(x.rank() - 1);
@@ -18,5 +18,5 @@ void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   }
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -7,7 +7,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 
 struct UniqueResult {
   std::vector<int64_t> first;    // per unique slice: its first position in X
@@ -18,5 +18,5 @@ struct UniqueResult {
 /// X viewed as [outer, dim, inner] slices along the axis (dim = number of slices).
 UniqueResult unique_ref(const Tensor& x, int64_t outer, int64_t dim, int64_t inner, bool sorted);
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

@@ -4,7 +4,7 @@
 #include <numeric>
 
 namespace pointrt {
-namespace tensor_ops {
+namespace tensor {
 namespace {
 
 // -1, 0, 1: slice a against slice b, lexicographically over (outer, inner) positions.
@@ -72,5 +72,5 @@ UniqueResult unique_ref(const Tensor& x, int64_t outer, int64_t dim, int64_t inn
   return r;
 }
 
-}  // namespace tensor_ops
+}  // namespace tensor
 }  // namespace pointrt

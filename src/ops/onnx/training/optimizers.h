@@ -16,7 +16,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
+namespace pointrt::training {
 
 inline const char kTrainingDomain[] = "ai.onnx.preview.training";
 
@@ -36,4 +36,4 @@ std::unique_ptr<OpKernel> make_optimizer_kernel(const KernelInit& init, Optimize
 /// Table rows of the training domain.
 void add_training_rows(OpTable& t);
 
-}  // namespace pointrt
+}  // namespace pointrt::training

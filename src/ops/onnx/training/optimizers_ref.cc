@@ -3,7 +3,7 @@
 #include "ops/onnx/training/optimizers.h"
 #include "ops/staging.h"
 
-namespace pointrt {
+namespace pointrt::training {
 
 double optimizer_step_ref(const OptimizerParams& p, double r, int64_t t, double x, double g, double* s) {
   const double gr = p.norm_coefficient * x + g;
@@ -115,4 +115,4 @@ void add_training_rows(OpTable& t) {
          "alpha, beta, epsilon, norm_coefficient(_post)", 0});
 }
 
-}  // namespace pointrt
+}  // namespace pointrt::training

@@ -5,6 +5,7 @@
 namespace pointrt {
 
 Family register_onnx_training() {
+  using namespace training;
   Family family{"onnx/training"};
   add_training_rows(family.rows);
   return family;
