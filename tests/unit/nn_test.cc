@@ -14,11 +14,14 @@
 #include "ops/onnx/nn/nn_kernels.h"
 #include "ops/onnx/nn/pool.h"
 #include "pointrt/pointrt.h"
+#include "test_util/op_tester.h"
 #include "test_util/random.h"
 
 using namespace pointrt;
 using namespace pointrt::nn;
+using pointrt::test::expect_close;
 using pointrt::test::random_floats;
+using pointrt::test::Tol;
 
 namespace {
 
@@ -98,19 +101,6 @@ struct ModelBuilder {
   }
 };
 
-void expect_close(const Tensor& got, const Tensor& want, float tol = 1e-4f) {
-  ASSERT_EQ(got.shape(), want.shape());
-  const float *a = got.data_as<float>(), *b = want.data_as<float>();
-  int bad = 0;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    float err = std::fabs(a[i] - b[i]);
-    if (!(err <= tol * (1 + std::fabs(b[i])))) {
-      if (++bad < 5) ADD_FAILURE() << "at " << i << ": got " << a[i] << " want " << b[i];
-    }
-  }
-  EXPECT_EQ(bad, 0);
-}
-
 // ---------------------------------------------------------------- Conv vs reference
 struct ConvCase {
   std::string label;
@@ -177,10 +167,10 @@ void run_conv_case(const ConvCase& c) {
                        ref.data_as<float>());
   else
     conv_ref(g, x.data_as<float>(), w.data_as<float>(), c.bias ? b.data_as<float>() : nullptr, ref.data_as<float>());
-  expect_close(y, ref, 2e-4f);
+  expect_close(y, ref, Tol{2e-4f, 2e-4f}.finite_only());
   // A second run hits the cached primitive and must give the same answer.
   Tensor y2 = s.run(feeds)[0];
-  expect_close(y2, y, 0.f);
+  expect_close(y2, y, Tol{0.f, 0.f}.finite_only());
 }
 
 TEST(NnConv, MatchesReferenceOnAwkwardShapes) {
@@ -402,7 +392,7 @@ void run_pool_case(const PoolCase& c) {
     max_pool_ref<float>(g, 0, x.data_as<float>(), ref.data_as<float>(), nullptr);
   else
     average_pool_ref(g, a.count_include_pad || global, x.data_as<float>(), ref.data_as<float>());
-  expect_close(y, ref, 1e-5f);
+  expect_close(y, ref, Tol{1e-5f, 1e-5f}.finite_only());
 }
 
 TEST(NnPool, MatchesReference) {
@@ -480,7 +470,7 @@ TEST(NnBatchNorm, InferenceFormulaAndTrainingModeError) {
                                     std::sqrt(va.data_as<float>()[c] + 1e-3f) * sc.data_as<float>()[c] +
                                 bi.data_as<float>()[c];
     }
-    expect_close(y, ref, 1e-5f);
+    expect_close(y, ref, Tol{1e-5f, 1e-5f}.finite_only());
   }
   ModelBuilder mb(15);
   mb.input("X", {2, 3});
@@ -562,8 +552,8 @@ TEST(NnFusion, ConvBatchNormReluFoldsAndMatchesUnfused) {
         Tensor x = random_floats({batch, 3, 23, 19}, 99 + batch);
         auto a = fused.run({{"X", x}});
         auto b = unfused.run({{"X", x}});
-        expect_close(a[0], b[0], 1e-4f);
-        expect_close(a[1], b[1], 1e-4f);
+        expect_close(a[0], b[0], Tol{1e-4f, 1e-4f}.finite_only());
+        expect_close(a[1], b[1], Tol{1e-4f, 1e-4f}.finite_only());
       }
     }
   }
@@ -589,7 +579,8 @@ TEST(NnFusion, ConcurrentRunsAgree) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t)
-    for (size_t k = 0; k < got[t].size(); ++k) expect_close(got[t][k], expected[(k % 4 + t) % 4], 0.f);
+    for (size_t k = 0; k < got[t].size(); ++k)
+      expect_close(got[t][k], expected[(k % 4 + t) % 4], Tol{0.f, 0.f}.finite_only());
 }
 
 // The residual Add cannot run unfused in this family alone (Add is the elementwise family's),
@@ -671,7 +662,7 @@ TEST(NnFusion, ResidualAddReluBecomesSumPostOp) {
     conv_ref(geo_b, ra.data_as<float>(), w2.data_as<float>(), nullptr, rb.data_as<float>());
     for (int64_t i = 0; i < rb.numel(); ++i)
       rb.data_as<float>()[i] = std::max(0.f, rb.data_as<float>()[i] + ra.data_as<float>()[i]);
-    expect_close(y, rb, 3e-4f);
+    expect_close(y, rb, Tol{3e-4f, 3e-4f}.finite_only());
   }
 }
 
@@ -700,7 +691,7 @@ TEST(NnFusion, ResidualBlockSessionMatchesUnfused) {
   for (auto& p : fused.execution_plan()) all += p + " ";
   EXPECT_EQ(all, "FusedConv:conv_a FusedConv:conv_b ") << all;
   Tensor x = random_floats({1, 32, 14, 10}, 3);
-  expect_close(fused.run({{"X", x}})[0], unfused.run({{"X", x}})[0], 1e-4f);
+  expect_close(fused.run({{"X", x}})[0], unfused.run({{"X", x}})[0], Tol{1e-4f, 1e-4f}.finite_only());
 }
 
 // PointNet: shared MLP then max over points (ReduceMax, keepdims 0) -> GlobalMaxPool [N, C].
@@ -775,7 +766,7 @@ TEST(NnFusion, PointNetReduceMaxBecomesGlobalMax) {
       for (int64_t i = 0; i < 5001; ++i) mx = std::max(mx, b.data_as<float>()[nc * 5001 + i]);
       ref.data_as<float>()[nc] = mx;
     }
-    expect_close(y, ref, 1e-4f);
+    expect_close(y, ref, Tol{1e-4f, 1e-4f}.finite_only());
   }
 }
 
