@@ -12,6 +12,7 @@
 #include "ops/onnx/image/grid_sample.h"
 #include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
+#include "test_util/op_tester.h"
 #include "test_util/random.h"
 
 using namespace pointrt;
@@ -29,33 +30,6 @@ Tensor int64s(const Shape& shape, std::vector<int64_t> v) {
   Tensor t = Tensor::allocate(DType::kInt64, shape);
   std::copy(v.begin(), v.end(), t.data_as<int64_t>());
   return t;
-}
-
-double value_at(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data_as<float>()[i];
-    case DType::kFloat64: return t.data_as<double>()[i];
-    case DType::kFloat16: return half_to_float(t.data_as<uint16_t>()[i]);
-    case DType::kUInt8: return t.data_as<uint8_t>()[i];
-    case DType::kInt32: return t.data_as<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(t.data_as<int64_t>()[i]);
-    default: return NAN;
-  }
-}
-
-// Compare element-wise; integer outputs may differ by one where the float result sits on an
-// integer boundary (truncation of x.9999 vs x.0).
-void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  int bad = 0;
-  for (int64_t i = 0; i < a.numel() && bad < 5; ++i) {
-    double x = value_at(a, i), y = value_at(b, i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y))) {
-      ++bad;
-      ADD_FAILURE() << what << ": element " << i << " optimised " << x << " reference " << y;
-    }
-  }
 }
 
 // Runs one node through its operator-table factory with the given inputs (nullopt = omitted).
@@ -150,14 +124,15 @@ void check_resize(const ResizeAttrs& a, const ResizeCase& rc, DType dtype, uint3
   ResizePlan plan = make_resize_plan(at, g);
   Tensor yr = Tensor::allocate(dtype, g.out);
   resize_reference(at, g, x, yr, "test");
-  const bool integer = dtype != DType::kFloat32 && dtype != DType::kFloat64 && dtype != DType::kFloat16;
   const double rtol = dtype == DType::kFloat16 ? 2e-3 : dtype == DType::kFloat64 ? 1e-12 : 2e-5;
   for (ResizePath path : {ResizePath::kAuto, ResizePath::kSeparablePasses, ResizePath::kPlanes2D}) {
     Tensor y = Tensor::allocate(dtype, g.out);
     resize_run(at, plan, x, y, "test", path);
-    expect_close(y, yr, rtol, integer ? 1.0 : 1e-5,
-                 label + " path " + std::to_string(int(path)) + " in " + shape_to_string(rc.in) + " out " +
-                     shape_to_string(g.out) + " dtype " + dtype_name(dtype));
+    // Integer outputs may differ by one where the float result sits on an integer boundary
+    // (truncation of x.9999 vs x.0).
+    test::expect_close(y, yr, test::Tol{1e-5, rtol}.with_int_atol(1),
+                       label + " path " + std::to_string(int(path)) + " in " + shape_to_string(rc.in) + " out " +
+                           shape_to_string(g.out) + " dtype " + dtype_name(dtype));
   }
 }
 
@@ -275,7 +250,7 @@ TEST(Resize, PreparedPlanAndShapeChange) {
     ResizeGeometry g = resolve_resize_geometry(a, shape, nullptr, &s, nullptr, "t");
     Tensor yr = Tensor::allocate(DType::kFloat32, g.out);
     resize_reference(a, g, x, yr, "t");
-    expect_close(y, yr, 1e-5, 1e-6, "shape change");
+    test::expect_close(y, yr, test::Tol{1e-6, 1e-5}, "shape change");
   }
 }
 
@@ -438,9 +413,9 @@ TEST(GridSample, OptimisedMatchesReference) {
           Tensor y = Tensor::allocate(DType::kFloat32, out), yr = Tensor::allocate(DType::kFloat32, out);
           grid_sample_run(a, x, g, y);
           grid_sample_reference(a, x, g, yr);
-          expect_close(y, yr, 1e-5, 1e-5,
-                       "gridsample mode " + std::to_string(int(mode)) + " pad " + std::to_string(int(pad)) + " ac " +
-                           std::to_string(ac) + " x " + shape_to_string(c.x));
+          test::expect_close(y, yr, test::Tol{1e-5, 1e-5},
+                             "gridsample mode " + std::to_string(int(mode)) + " pad " + std::to_string(int(pad)) +
+                                 " ac " + std::to_string(ac) + " x " + shape_to_string(c.x));
         }
 }
 
@@ -455,7 +430,7 @@ TEST(GridSample, IdentityGridReproducesInput) {
     }
   NodeHarness h("GridSample", 16, {{"align_corners", int_attr(1)}}, {x, g});
   Tensor y = h.run({x, g});
-  expect_close(y, x, 1e-6, 1e-6, "identity grid");
+  test::expect_close(y, x, test::Tol{1e-6, 1e-6}, "identity grid");
 }
 
 TEST(GridSample, ErrorPaths) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ops/onnx/reduce/reduce.h"
+#include "test_util/op_tester.h"
 
 namespace pointrt {
 namespace {
@@ -22,18 +23,6 @@ Tensor random_floats(const Shape& s, uint32_t seed) {
   return t;
 }
 
-void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const float a = got.data_as<float>()[i], b = want.data_as<float>()[i];
-    if (std::isnan(b)) {
-      ASSERT_TRUE(std::isnan(a)) << what << " at " << i;
-      continue;
-    }
-    ASSERT_NEAR(a, b, 2e-5 * (1 + std::fabs(b))) << what << " at " << i;
-  }
-}
-
 const ReduceKind kKinds[] = {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kSumSquare, ReduceKind::kL1,
                              ReduceKind::kL2,  ReduceKind::kMax,  ReduceKind::kMin,       ReduceKind::kLogSumExp};
 
@@ -45,7 +34,8 @@ void check(const Shape& s, const std::vector<bool>& reduced, uint32_t seed, bool
     Tensor b = Tensor::allocate(DType::kFloat32, a.shape());
     ASSERT_TRUE(reduce_float32_fast(kind, x, reduced, a)) << shape_to_string(s);
     reduce_reference(kind, x, reduced, b);
-    expect_close(a, b, str_cat("kind ", static_cast<int>(kind), " shape ", shape_to_string(s), " nan ", with_nan));
+    test::expect_close(a, b, test::Tol{2e-5, 2e-5},
+                       str_cat("kind ", static_cast<int>(kind), " shape ", shape_to_string(s), " nan ", with_nan));
   }
 }
 
@@ -109,7 +99,7 @@ TEST(ReduceFloatFast, LogSumExpInfinitiesAndColumnBlocks) {
   Tensor b = Tensor::allocate(DType::kFloat32, {2, 1});
   ASSERT_TRUE(reduce_float32_fast(ReduceKind::kLogSumExp, big, {false, true}, a));
   reduce_reference(ReduceKind::kLogSumExp, big, {false, true}, b);
-  expect_close(a, b, "large values");
+  test::expect_close(a, b, test::Tol{2e-5, 2e-5}, "large values");
 }
 
 TEST(ReduceFloatFast, HugeRowSplitAcrossThreads) {

@@ -21,6 +21,7 @@
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
 #include "test_util/expect_error.h"
+#include "test_util/op_tester.h"
 
 using namespace pointrt;
 using namespace pointrt::reduce;
@@ -49,11 +50,6 @@ Tensor random_tensor(DType t, const Shape& s, uint32_t seed, bool small_ints = f
     }
   });
   return r;
-}
-
-void expect_close(const Tensor& got, const Tensor& ref, double atol, double rtol, const std::string& what) {
-  CompareResult c = compare_tensors(got, ref, atol, rtol);
-  EXPECT_TRUE(c.ok) << what << ": " << c.message;
 }
 
 std::string shape_str(const Shape& s) { return shape_to_string(s); }
@@ -164,7 +160,7 @@ void check_reduce(ReduceKind kind, const Tensor& x, const std::vector<bool>& red
     Tensor a = Tensor::allocate(x.dtype(), out), b = Tensor::allocate(x.dtype(), out);
     reduce_optimized(kind, x, reduced, a);
     reduce_reference(kind, x, reduced, b);
-    expect_close(a, b, 1e-5, 1e-5, label);
+    test::expect_close(a, b, test::Tol{1e-5, 1e-5}, label);
   }
 }
 
@@ -250,9 +246,9 @@ TEST(Reduce, NodeForms) {
   y = run_node({"ReduceSum", 13, {}, {x}});
   EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1}));
   y = run_node({"ReduceSum", 13, {{"noop_with_empty_axes", int_attr(1)}}, {x, int64_tensor({})}});
-  expect_close(y[0], x, 0, 0, "noop");
+  test::expect_close(y[0], x, test::Tol{0, 0}, "noop");
   y = run_node({"ReduceMax", 18, {{"noop_with_empty_axes", int_attr(1)}}, {x}});
-  expect_close(y[0], x, 0, 0, "noop without axes input");
+  test::expect_close(y[0], x, test::Tol{0, 0}, "noop without axes input");
   // Kinds with a per-element map apply it (sets of one element).
   Tensor neg = make_tensor<float>(DType::kFloat32, {2}, {-3.f, 2.f});
   y = run_node({"ReduceL2", 18, {{"noop_with_empty_axes", int_attr(1)}}, {neg}});
@@ -291,7 +287,8 @@ TEST(ArgReduce, MatchesReferenceWithTies) {
             Tensor a = Tensor::allocate(DType::kInt64, out), b = Tensor::allocate(DType::kInt64, out);
             arg_reduce_optimized(x, axis, is_max, last, a);
             arg_reduce_reference(x, axis, is_max, last, b);
-            expect_close(a, b, 0, 0, str_cat("arg ", shape_str(s), " axis ", axis, " max ", is_max, " last ", last));
+            test::expect_close(a, b, test::Tol{0, 0},
+                               str_cat("arg ", shape_str(s), " axis ", axis, " max ", is_max, " last ", last));
           }
       }
 }
@@ -325,14 +322,15 @@ TEST(Softmax, BothSemanticsMatchReference) {
           Tensor a = Tensor::allocate(dt, s), b = Tensor::allocate(dt, s);
           softmax_optimized(x, outer, R, inner, log, a);
           softmax_reference(x, outer, R, inner, log, b);
-          expect_close(a, b, 1e-6, 1e-5, str_cat("softmax ", shape_str(s), " axis ", axis, " log ", log));
+          test::expect_close(a, b, test::Tol{1e-6, 1e-5},
+                             str_cat("softmax ", shape_str(s), " axis ", axis, " log ", log));
           // Opset 13 node vs reference along the axis.
           auto y = run_node({log ? "LogSoftmax" : "Softmax", 13, {{"axis", int_attr(axis - int64_t(s.size()))}}, {x}});
-          expect_close(y[0], b, 1e-6, 1e-5, "node opset 13");
+          test::expect_close(y[0], b, test::Tol{1e-6, 1e-5}, "node opset 13");
           // Opset 11: flattened at axis.
           y = run_node({log ? "LogSoftmax" : "Softmax", 11, {{"axis", int_attr(axis)}}, {x}});
           softmax_reference(x, outer, R * inner, 1, log, b);
-          expect_close(y[0], b, 1e-6, 1e-5, "node opset 11");
+          test::expect_close(y[0], b, test::Tol{1e-6, 1e-5}, "node opset 11");
         }
     }
 }
@@ -347,7 +345,7 @@ TEST(Softmax, ShortRowsBlockPathMatchesReference) {
         Tensor a = Tensor::allocate(DType::kFloat32, {rows, R}), b = Tensor::allocate(DType::kFloat32, {rows, R});
         softmax_optimized(x, rows, R, 1, log, a);
         softmax_reference(x, rows, R, 1, log, b);
-        expect_close(a, b, 1e-6, 1e-5, str_cat("short rows R ", R, " rows ", rows, " log ", log));
+        test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("short rows R ", R, " rows ", rows, " log ", log));
       }
 }
 
@@ -372,8 +370,8 @@ TEST(CumSum, MatchesReference) {
             Tensor a = Tensor::allocate(dt, s), b = Tensor::allocate(dt, s);
             cumsum_optimized(x, axis, excl, rev, a);
             cumsum_reference(x, axis, excl, rev, b);
-            expect_close(a, b, 1e-5, 1e-5,
-                         str_cat("cumsum ", shape_str(s), " axis ", axis, " excl ", excl, " rev ", rev));
+            test::expect_close(a, b, test::Tol{1e-5, 1e-5},
+                               str_cat("cumsum ", shape_str(s), " axis ", axis, " excl ", excl, " rev ", rev));
           }
       }
 }
@@ -405,8 +403,8 @@ TEST(TopK, MatchesReferenceWithTiesAndNaN) {
             topk_optimized(x, axis, k, largest, va, ia);
             topk_reference(x, axis, k, largest, vb, ib);
             std::string what = str_cat("topk ", shape_str(s), " axis ", axis, " k ", k, " largest ", largest);
-            expect_close(va, vb, 0, 0, what);
-            expect_close(ia, ib, 0, 0, what);
+            test::expect_close(va, vb, test::Tol{0, 0}, what);
+            test::expect_close(ia, ib, test::Tol{0, 0}, what);
           }
         }
       }
@@ -454,10 +452,10 @@ TEST(Normalization, LayerNormMatchesReference) {
         layer_norm_reference<float>(x.data_as<float>(), scale.data_as<float>(), bias.data_as<float>(), N, D, 1e-3f,
                                     ry.data_as<float>(), rm.data_as<float>(), ri.data_as<float>());
       std::string what = str_cat("layernorm ", shape_str(s), " axis ", axis);
-      expect_close(y[0], ry, 1e-5, 1e-4, what);
+      test::expect_close(y[0], ry, test::Tol{1e-5, 1e-4}, what);
       if (D > 0) {
-        expect_close(y[1], rm, 1e-6, 1e-5, what + " mean");
-        expect_close(y[2], ri, 1e-5, 1e-5, what + " invstd");
+        test::expect_close(y[1], rm, test::Tol{1e-6, 1e-5}, what + " mean");
+        test::expect_close(y[2], ri, test::Tol{1e-5, 1e-5}, what + " invstd");
       }
     }
   }
@@ -483,7 +481,7 @@ TEST(Normalization, InstanceNormMatchesReference) {
     const int64_t S = x.numel() / std::max<int64_t>(1, s[0] * s[1]);
     instance_norm_reference<float>(x.data_as<float>(), scale.data_as<float>(), bias.data_as<float>(), s[0], s[1], S,
                                    1e-2f, r.data_as<float>());
-    expect_close(y[0], r, 1e-5, 1e-4, "instancenorm " + shape_str(s));
+    test::expect_close(y[0], r, test::Tol{1e-5, 1e-4}, "instancenorm " + shape_str(s));
   }
   Tensor x = random_tensor(DType::kFloat32, {2, 3, 4}, 1);
   expect_error_with(
@@ -526,7 +524,8 @@ TEST(MatMul, MatchesReferenceOnBroadcastAndAwkwardShapes) {
       Tensor y = Tensor::allocate(dt, out), r = Tensor::allocate(dt, out);
       matmul_optimized(a, b, y);
       matmul_reference(a, b, r);
-      expect_close(y, r, 1e-4, 1e-4, str_cat("matmul ", dtype_name(dt), " ", shape_str(c.a), " x ", shape_str(c.b)));
+      test::expect_close(y, r, test::Tol{1e-4, 1e-4},
+                         str_cat("matmul ", dtype_name(dt), " ", shape_str(c.a), " x ", shape_str(c.b)));
     }
   EXPECT_EQ(matmul_output_shape({3}, {3}, "t"), Shape{});
   EXPECT_EQ(matmul_output_shape({2, 3, 4}, {4}, "t"), (Shape{2, 3}));
@@ -538,12 +537,12 @@ TEST(MatMul, ConstantWeightsArePrepackedAndStillCorrect) {
   Tensor r = Tensor::allocate(DType::kFloat32, {2, 17, 65});
   matmul_reference(a, w, r);
   auto y = run_node({"MatMul", 13, {}, {a, w}, {false, true}});
-  expect_close(y[0], r, 1e-4, 1e-4, "packed matmul");
+  test::expect_close(y[0], r, test::Tol{1e-4, 1e-4}, "packed matmul");
   // A kernel prepared for another shape of A falls back to sgemm.
   Tensor a2 = random_tensor(DType::kFloat32, {3, 33}, 7), r2 = Tensor::allocate(DType::kFloat32, {3, 65});
   matmul_reference(a2, w, r2);
   y = run_node({"MatMul", 13, {}, {a2, w}, {false, true}, 1, {{0, Shape{2, 17, 33}}}});
-  expect_close(y[0], r2, 1e-4, 1e-4, "matmul fallback");
+  test::expect_close(y[0], r2, test::Tol{1e-4, 1e-4}, "matmul fallback");
 }
 
 // A whole model (Gemm with constant weights -> MatMul with constant weights -> Softmax) run from
@@ -611,7 +610,7 @@ TEST(MatMul, PackedSessionRunsConcurrently) {
   gemm_reference(x, init("w1"), &b1, false, true, 1.f, 1.f, h);
   matmul_reference(h, init("w2"), z);
   softmax_reference(z, 8, 24, 1, false, y);
-  expect_close(expected, y, 1e-5, 1e-4, "packed session");
+  test::expect_close(expected, y, test::Tol{1e-5, 1e-4}, "packed session");
 }
 
 TEST(MatMul, Errors) {
@@ -640,12 +639,12 @@ TEST(Gemm, MatchesReference) {
                 Tensor y = Tensor::allocate(dt, {M, N}), r = Tensor::allocate(dt, {M, N});
                 gemm_optimized(a, b, &c, ta, tb, alpha, beta, y);
                 gemm_reference(a, b, &c, ta, tb, alpha, beta, r);
-                expect_close(
-                    y, r, 1e-4, 1e-4,
+                test::expect_close(
+                    y, r, test::Tol{1e-4, 1e-4},
                     str_cat("gemm ", dtype_name(dt), " M", M, " N", N, " K", K, " ta", ta, " tb", tb, " c", cs));
                 gemm_optimized(a, b, nullptr, ta, tb, alpha, 0.f, y);
                 gemm_reference(a, b, nullptr, ta, tb, alpha, 0.f, r);
-                expect_close(y, r, 1e-4, 1e-4, "gemm without C");
+                test::expect_close(y, r, test::Tol{1e-4, 1e-4}, "gemm without C");
               }
 }
 
@@ -661,7 +660,7 @@ TEST(Gemm, NodeWithConstantWeights) {
         auto y = run_node({"Gemm", 13, attrs, {a, b, with_c ? c : Tensor()}, {false, true, true}});
         Tensor r = Tensor::allocate(DType::kFloat32, {9, 13});
         gemm_reference(a, b, with_c ? &c : nullptr, ta, tb, 1.f, 0.5f, r);
-        expect_close(y[0], r, 1e-4, 1e-4, str_cat("packed gemm ta", ta, " tb", tb, " c", with_c));
+        test::expect_close(y[0], r, test::Tol{1e-4, 1e-4}, str_cat("packed gemm ta", ta, " tb", tb, " c", with_c));
       }
   Tensor a = random_tensor(DType::kFloat32, {3, 4}, 1), b = random_tensor(DType::kFloat32, {5, 6}, 2);
   expect_error_with([&] { run_node({"Gemm", 13, {}, {a, b}}); }, {"n0", "[3, 4]", "[5, 6]"});
@@ -731,10 +730,10 @@ TEST(Einsum, MatchesReference) {
       Tensor y = Tensor::allocate(dt, plan.output_shape), r = Tensor::allocate(dt, plan.output_shape);
       einsum_optimized(plan, ptrs, y);
       einsum_reference(plan, ptrs, r);
-      expect_close(y, r, 1e-4, 1e-4, str_cat("einsum '", c.eq, "' ", dtype_name(dt)));
+      test::expect_close(y, r, test::Tol{1e-4, 1e-4}, str_cat("einsum '", c.eq, "' ", dtype_name(dt)));
       // Through a node too.
       auto out = run_node({"Einsum", 12, {{"equation", string_attr(c.eq)}}, ins});
-      expect_close(out[0], r, 1e-4, 1e-4, str_cat("einsum node '", c.eq, "'"));
+      test::expect_close(out[0], r, test::Tol{1e-4, 1e-4}, str_cat("einsum node '", c.eq, "'"));
     }
   // Implicit output order: ASCII (upper case first).
   EinsumPlan p = resolve_einsum(parse_einsum_equation("ba,aB", "t"), {{2, 3}, {3, 4}}, "t");

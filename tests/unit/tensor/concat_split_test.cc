@@ -1,0 +1,116 @@
+// Concat and Split: fast vs reference, mismatch errors, equal/uneven/explicit splits, round trips
+// on awkward shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/onnx/tensor/concat.h"
+#include "unit/tensor/tensor_test_util.h"
+
+namespace pointrt::tensor {
+namespace {
+
+using namespace test_helpers;
+
+TEST(TensorConcat, FastMatchesReference) {
+  std::mt19937 rng(5);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int rank = 1 + iter % 6;
+    Shape s = random_shape(rng, rank);
+    const int64_t axis = static_cast<int64_t>(rng() % rank);
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (DType dt : kSizes) {
+      std::vector<Tensor> owned;
+      std::vector<const Tensor*> ins;
+      for (int i = 0; i < n; ++i) {
+        Shape si = s;
+        si[axis] = static_cast<int64_t>(rng() % 4);
+        owned.push_back(random_tensor(dt, si, rng));
+      }
+      for (auto& t : owned) ins.push_back(&t);
+      Shape out = concat_shape(ins, axis, "test");
+      Tensor a = Tensor::zeros(dt, out), b = Tensor::zeros(dt, out);
+      concat_cpu(ins, axis, a);
+      concat_ref(ins, axis, b);
+      ASSERT_TRUE(same_bytes(a, b)) << shape_to_string(out);
+    }
+  }
+  // Large enough for the OpenMP path.
+  Tensor big1 = random_tensor(DType::kFloat32, {64, 100, 7}, rng),
+         big2 = random_tensor(DType::kFloat32, {64, 33, 7}, rng);
+  std::vector<const Tensor*> ins = {&big1, &big2};
+  Tensor a = Tensor::zeros(DType::kFloat32, {64, 133, 7}), b = Tensor::zeros(DType::kFloat32, {64, 133, 7});
+  concat_cpu(ins, 1, a);
+  concat_ref(ins, 1, b);
+  EXPECT_TRUE(same_bytes(a, b));
+}
+
+TEST(TensorConcat, MismatchErrorNamesShapes) {
+  std::string msg = error_of([&] {
+    run_op("Concat", 13, {f32({2, 3}, {0, 0, 0, 0, 0, 0}), f32({2, 2}, {0, 0, 0, 0})}, {{"axis", attr_int(0)}});
+  });
+  EXPECT_NE(msg.find("n1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[2, 2]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dimension 1"), std::string::npos) << msg;
+}
+
+TEST(TensorSplit, EqualUnevenAndInputSizes) {
+  Tensor x = i64({7}, {0, 1, 2, 3, 4, 5, 6});
+  auto y = run_op("Split", 18, {x}, {{"num_outputs", attr_int(3)}}, 3);
+  EXPECT_EQ(y[0].numel(), 3);
+  EXPECT_EQ(y[2].numel(), 1);
+  EXPECT_EQ(y[2].data_as<int64_t>()[0], 6);
+  y = run_op("Split", 13, {x, i64({2}, {2, 5})}, {}, 2);
+  EXPECT_EQ(y[1].numel(), 5);
+  EXPECT_EQ(y[1].data_as<int64_t>()[0], 2);
+  y = run_op("Split", 11, {x}, {{"split", attr_ints({4, 3})}}, 2);
+  EXPECT_EQ(y[0].numel(), 4);
+  std::string msg = error_of([&] { run_op("Split", 13, {x}, {}, 2); });
+  EXPECT_NE(msg.find("equal parts"), std::string::npos) << msg;
+  msg = error_of([&] { run_op("Split", 13, {x, i64({2}, {2, 4})}, {}, 2); });
+  EXPECT_NE(msg.find("sum to 6"), std::string::npos) << msg;
+  // 2-D along axis 1 with outer > 1.
+  Tensor m = i64({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  y = run_op("Split", 13, {m}, {{"axis", attr_int(-1)}}, 2);
+  EXPECT_EQ(y[1].shape(), (Shape{2, 2}));
+  EXPECT_EQ(y[1].data_as<int64_t>()[2], 6);
+}
+
+TEST(TensorSplit, RoundTripsThroughConcatOnAwkwardShapes) {
+  std::mt19937 rng(12);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int rank = 1 + iter % 6;
+    Shape s = random_shape(rng, rank);
+    const int64_t axis = static_cast<int64_t>(rng() % rank);
+    std::vector<int64_t> sizes;
+    for (int64_t left = s[axis]; left > 0;) {
+      int64_t k = 1 + static_cast<int64_t>(rng() % 3);
+      k = std::min(k, left);
+      sizes.push_back(k);
+      left -= k;
+    }
+    sizes.push_back(0);  // an empty chunk
+    for (DType dt : kSizes) {
+      Tensor x = random_tensor(dt, s, rng);
+      std::vector<Tensor> parts;
+      std::vector<Tensor*> outs;
+      for (int64_t k : split_sizes(s[axis], sizes, static_cast<int64_t>(sizes.size()), false, "test")) {
+        Shape ps = s;
+        ps[axis] = k;
+        parts.push_back(Tensor::zeros(dt, ps));
+      }
+      for (auto& p : parts) outs.push_back(&p);
+      split_cpu(x, axis, outs);
+      std::vector<const Tensor*> ins(outs.begin(), outs.end());
+      Tensor back = Tensor::zeros(dt, s);
+      concat_ref(ins, axis, back);
+      ASSERT_TRUE(same_bytes(back, x)) << shape_to_string(s) << " axis " << axis;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pointrt::tensor
