@@ -1,7 +1,8 @@
 """Synthetic RGB-D frames of procedural objects with known 6D poses and a pinhole camera.
 
 Four objects, each with a smooth colour code over its surface (so the RGB image fixes the pose
-even where the shape is symmetric): a box, a cylinder, a torus and an L-shaped bracket. A frame
+even where the shape is symmetric; canonical_rotation gives targets that do not rely on it): a
+box, a cylinder, a torus and an L-shaped bracket. A frame
 places every object at a random pose 0.4-0.7 m in front of the camera over a textured, tilted
 background plane, and renders colour, depth, the instance label and the normal of every pixel by
 splatting dense surface samples into a z-buffer (Lambert shading, a random light, noise).
@@ -85,12 +86,13 @@ class ObjectModel:
     name: str
     sampler: Callable[[int, np.random.Generator], Tuple[np.ndarray, np.ndarray]]
     phase: Tuple[float, float, float]
+    symmetry: str = "none"  # of the shape: "none", "box" (180 degrees about each axis), "axial" (about z, and a flip)
 
 
 OBJECTS: List[ObjectModel] = [
-    ObjectModel("box", lambda n, r: _box_surface(np.array([0.06, 0.04, 0.025]), n, r), (0.0, 2.1, 4.2)),
-    ObjectModel("cylinder", lambda n, r: _cylinder_surface(0.035, 0.11, n, r), (1.0, 3.0, 5.0)),
-    ObjectModel("torus", lambda n, r: _torus_surface(0.045, 0.016, n, r), (2.0, 0.5, 3.5)),
+    ObjectModel("box", lambda n, r: _box_surface(np.array([0.06, 0.04, 0.025]), n, r), (0.0, 2.1, 4.2), "box"),
+    ObjectModel("cylinder", lambda n, r: _cylinder_surface(0.035, 0.11, n, r), (1.0, 3.0, 5.0), "axial"),
+    ObjectModel("torus", lambda n, r: _torus_surface(0.045, 0.016, n, r), (2.0, 0.5, 3.5), "axial"),
     ObjectModel("bracket", _bracket_surface, (4.0, 1.5, 0.3)),
 ]
 
@@ -210,12 +212,38 @@ def render_frame(seed: int, objects: Tuple[int, ...] = (0, 1, 2, 3)) -> Dict[str
                 classes=np.array(objects, np.int64) + 1)
 
 
-def network_inputs(frame: Dict[str, np.ndarray], num_points: int, seed: int) -> Dict[str, np.ndarray]:
+_FLIPS = [np.diag(d).astype(np.float64) for d in ([1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1])]
+
+
+def canonical_rotation(index: int, rotation: np.ndarray) -> np.ndarray:
+    """The rotation among those the object's shape cannot tell apart (rotation @ S, S a symmetry of
+    the shape) that is closest to the camera's axes (largest trace): the keypoint targets are then
+    a function of what the depth shows (ADD-S, the demo's metric, does not see the difference)."""
+    r = np.asarray(rotation, np.float64)
+    sym = OBJECTS[index].symmetry
+    if sym == "none":
+        return r
+    if sym == "box":
+        cands = [r @ f for f in _FLIPS[:4]]
+    else:  # axial: the best angle about z in closed form, with and without the flip about x
+        cands = []
+        for f in (_FLIPS[0], _FLIPS[1]):
+            q = r @ f
+            th = np.arctan2(q[0, 1] - q[1, 0], q[0, 0] + q[1, 1])
+            c, s = np.cos(th), np.sin(th)
+            cands.append(q @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]]))
+    return max(cands, key=np.trace)
+
+
+def network_inputs(frame: Dict[str, np.ndarray], num_points: int, seed: int, symmetric_targets: bool = False
+                   ) -> Dict[str, np.ndarray]:
     """PVN3D's inputs and training targets for one frame.
 
     rgb [3, H, W]; cloud [N, 9] (xyz in metres, the pixel colour, the normal); choose [1, N] int64
     (the flat pixel of each point, ascending); and the targets labels [N], kp_offsets [K, N, 3],
-    ctr_offsets [1, N, 3] (point - keypoint, PVN3D's sign), for background points 0."""
+    ctr_offsets [1, N, 3] (point - keypoint, PVN3D's sign), for background points 0. With
+    symmetric_targets the keypoints of a symmetric shape are placed with its canonical rotation
+    (canonical_rotation; the centre is the same for all its equivalent poses)."""
     rng = np.random.default_rng(seed)
     fx, fy, cx, cy = CAMERA
     h, w = IMAGE_SIZE
@@ -232,7 +260,8 @@ def network_inputs(frame: Dict[str, np.ndarray], num_points: int, seed: int) -> 
     for cls, pose in zip(frame["classes"], frame["poses"]):
         model = object_points(int(cls) - 1)
         mask = labels == cls
-        kps = model["keypoints"] @ pose[:, :3].T + pose[:, 3]
+        rot = canonical_rotation(int(cls) - 1, pose[:, :3]) if symmetric_targets else pose[:, :3]
+        kps = model["keypoints"] @ rot.T + pose[:, 3]
         kp_off[:, mask] = xyz[None, mask] - kps[:, None]
         ctr_off[0, mask] = xyz[mask] - pose[:, 3]
     return dict(rgb=frame["rgb"].transpose(2, 0, 1).copy(),

@@ -221,8 +221,9 @@ class GeometryRunner:
         return {k: torch.from_numpy(v).long() if v.dtype != np.float32 else torch.from_numpy(v) for k, v in out.items()}
 
 
-def make_batch(seeds: List[int], num_points: int, geometry: "GeometryRunner" = None) -> Dict[str, torch.Tensor]:
-    items = [ps.network_inputs(ps.render_frame(s), num_points, s) for s in seeds]
+def make_batch(seeds: List[int], num_points: int, geometry: "GeometryRunner" = None, symmetric: bool = False
+               ) -> Dict[str, torch.Tensor]:
+    items = [ps.network_inputs(ps.render_frame(s), num_points, s, symmetric) for s in seeds]
     batch = {k: torch.from_numpy(np.stack([it[k] for it in items])) for k in items[0]}
     if geometry is not None:
         batch["geometry"] = geometry(batch["cloud"][..., :3])
@@ -241,18 +242,19 @@ def losses(model: nn.Module, batch: Dict[str, torch.Tensor]) -> Tuple[torch.Tens
     return total, dict(seg=float(seg_loss), kp=float(kp_loss), ctr=float(ctr_loss))
 
 
-def train(minutes: float, cpu_budget: bool, threads: int, frames: int, batch_size: int, seed: int, workdir: str
-          ) -> Tuple[nn.Module, dict]:
+def train(minutes: float, cpu_budget: bool, threads: int, frames: int, batch_size: int, seed: int, workdir: str,
+          symmetric: bool = False) -> Tuple[nn.Module, dict]:
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     model = ReducedPVN3D()
     t_data = time.time()
-    cache = demo_cache_path(f"pose_{frames}x{batch_size}x{NUM_POINTS}.pt")
+    cache = demo_cache_path(f"pose_{'sym_' if symmetric else ''}{frames}x{batch_size}x{NUM_POINTS}.pt")
     if os.path.exists(cache):
         pool = torch.load(cache)
     else:
         runner = GeometryRunner(workdir, batch_size, NUM_POINTS)
-        pool = [make_batch(list(range(i, i + batch_size)), NUM_POINTS, runner) for i in range(0, frames, batch_size)]
+        pool = [make_batch(list(range(i, i + batch_size)), NUM_POINTS, runner, symmetric)
+                for i in range(0, frames, batch_size)]
         torch.save(pool, cache)
     data_s = time.time() - t_data
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
@@ -274,7 +276,8 @@ def train(minutes: float, cpu_budget: bool, threads: int, frames: int, batch_siz
             loads.append(os.getloadavg()[0])
             curve.append(dict(step=step, seconds=round(time.time() - start, 1), **{k: round(v, 5) for k, v in parts.items()}))
             print(f"step {step} {time.time() - start:7.1f}s loss {float(loss):.4f} {parts}", flush=True)
-    facts = dict(frames=frames, batch_size=batch_size, points=NUM_POINTS, image=list(ps.IMAGE_SIZE), steps=step,
+    facts = dict(targets="symmetric" if symmetric else "raw", frames=frames, batch_size=batch_size, points=NUM_POINTS,
+                 image=list(ps.IMAGE_SIZE), steps=step,
                  epochs=round(step * batch_size / frames, 2), train_seconds=round(time.time() - start, 1),
                  train_cpu_seconds=round(time.process_time() - cpu0, 1), budget="cpu" if cpu_budget else "wall",
                  data_seconds=round(data_s, 1), threads=threads, load_average_mean=round(float(np.mean(loads)), 2)
@@ -315,6 +318,9 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=1600, help="training frames (seeds 0 .. frames-1)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--targets", choices=["symmetric", "raw"], default="raw",
+                    help="keypoint targets of the symmetric shapes: the rendered pose (the committed demo) or its "
+                         "canonical equivalent (pose_synth.canonical_rotation; measured no better, docs/pipelines.md)")
     ap.add_argument("--bandwidth", type=float, default=0.04, help="MeanShift bandwidth (m) of the exported pose step")
     ap.add_argument("--export-only", action="store_true", help="export the saved pose_demo.pt again and stop")
     ap.add_argument("--prepare-only", action="store_true", help="generate (and cache) the training data, then stop")
@@ -329,8 +335,9 @@ def main() -> None:
     import tempfile
     with tempfile.TemporaryDirectory() as work:
         if a.prepare_only:
-            return train(0, False, a.threads, a.frames, a.batch, a.seed, work) and None
-        model, facts = train(a.minutes, a.budget == "cpu", a.threads, a.frames, a.batch, a.seed, work)
+            return train(0, False, a.threads, a.frames, a.batch, a.seed, work, a.targets == "symmetric") and None
+        model, facts = train(a.minutes, a.budget == "cpu", a.threads, a.frames, a.batch, a.seed, work,
+                             a.targets == "symmetric")
     torch.save(model.state_dict(), os.path.join(a.out, "pose_demo.pt"))
     np.savez(os.path.join(a.out, "scene.npz"), **scene_description())
     export(model, os.path.join(a.out, "pose_demo.onnx"), a.bandwidth)

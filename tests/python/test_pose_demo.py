@@ -50,3 +50,24 @@ def test_committed_demo_matches_its_weights():
          for c, pose in zip(frame["classes"], frame["poses"]) if got["pose_status"][0, c] == 0]
     assert d and np.isfinite(d).all()
     assert 0.0 <= metrics.pose_auc(d) <= 100.0
+
+
+def test_canonical_rotation_is_an_equivalent_pose():
+    """Symmetric shapes' keypoint targets use one of their indistinguishable poses, the same for
+    all of them (idempotent); the bracket keeps its pose."""
+    rng = np.random.default_rng(0)
+    for obj in range(len(ps.OBJECTS)):
+        for _ in range(50):
+            r = ps.random_rotation(rng)
+            c = ps.canonical_rotation(obj, r)
+            np.testing.assert_allclose(c.T @ c, np.eye(3), atol=1e-9)
+            assert abs(np.linalg.det(c) - 1) < 1e-9
+            np.testing.assert_allclose(ps.canonical_rotation(obj, c), c, atol=1e-9)
+            s = r.T @ c  # the symmetry applied, in the model frame
+            sym = ps.OBJECTS[obj].symmetry
+            if sym == "none":
+                np.testing.assert_allclose(c, r)
+            elif sym == "box":
+                np.testing.assert_allclose(np.abs(s), np.eye(3), atol=1e-9)
+            else:  # axial: keeps the z axis up to sign
+                assert abs(abs(s[2, 2]) - 1) < 1e-9
