@@ -14,8 +14,7 @@
 #define DETECT_HD
 #endif
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 struct Vec2 {
   float x, y;
@@ -115,5 +114,4 @@ DETECT_HD inline float bev_iou(const float* a, const float* b) {
   return overlap / std::fmax(union_area, 1e-8f);
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

@@ -10,8 +10,7 @@
 #include "core/common.h"
 #include "ops/detect/box_iou.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 NmsAttrs parse_nms(const Attributes& attrs, const std::string& where) {
   NmsAttrs a;
@@ -81,5 +80,4 @@ int64_t box_nms(const float* boxes, const float* scores, const int32_t* labels, 
   return count;
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

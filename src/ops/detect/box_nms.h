@@ -25,8 +25,7 @@
 
 #include "graph/ir.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 struct NmsAttrs {
   bool circle = false;
@@ -49,5 +48,4 @@ int64_t box_nms(const float* boxes, const float* scores, const int32_t* labels, 
 /// Candidates ordered by score descending, ties to the lower index; NaN scores left out.
 std::vector<int32_t> nms_order(const float* scores, int64_t k);
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

@@ -4,8 +4,7 @@
 #include "ops/detect/box_iou.h"
 #include "ops/detect/box_nms.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 int64_t box_nms_ref(const float* boxes, const float* scores, const int32_t* labels, int64_t k, int64_t dim,
                     const NmsAttrs& a, int32_t* kept) {
@@ -31,5 +30,4 @@ int64_t box_nms_ref(const float* boxes, const float* scores, const int32_t* labe
   return count;
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

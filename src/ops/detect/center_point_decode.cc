@@ -10,8 +10,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 namespace {
 std::string choice(const Attributes& attrs, const char* name, const char* dflt, const char* other,
@@ -173,5 +172,4 @@ int64_t decode(const HeadMaps& m, const DecodeAttrs& a, float* boxes, float* sco
   return count;
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

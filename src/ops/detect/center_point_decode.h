@@ -31,8 +31,7 @@
 
 #include "graph/ir.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 struct DecodeAttrs {
   float voxel_x = 0, voxel_y = 0, range_x = 0, range_y = 0, out_size_factor = 0;
@@ -67,5 +66,4 @@ bool is_peak(const HeadMaps& m, const DecodeAttrs& attrs, int64_t c, int64_t y, 
 bool decode_box(const HeadMaps& m, const DecodeAttrs& attrs, int64_t y, int64_t x, float* box);
 void pad_outputs(int64_t from, int64_t k, int64_t dim, float* boxes, float* scores, int32_t* labels);
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

@@ -4,8 +4,7 @@
 
 #include "ops/detect/center_point_decode.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 int64_t decode_ref(const HeadMaps& m, const DecodeAttrs& a, float* boxes, float* scores, int32_t* labels) {
   struct Candidate {
@@ -43,5 +42,4 @@ int64_t decode_ref(const HeadMaps& m, const DecodeAttrs& a, float* boxes, float*
   return count;
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

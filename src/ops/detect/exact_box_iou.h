@@ -8,8 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 using Polygon = std::vector<std::pair<double, double>>;
 
@@ -68,5 +67,4 @@ double exact_3d_iou(const T* a, const T* b) {
   return uni > 0 ? inter / uni : 0.0;
 }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

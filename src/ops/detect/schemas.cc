@@ -3,8 +3,7 @@
 
 #include "ops/schema_util.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 
 namespace {
 
@@ -82,5 +81,4 @@ OpSchema nms_schema() {
 
 std::vector<onnx::OpSchema> detect_schemas() { return {decode_schema(), nms_schema()}; }
 
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

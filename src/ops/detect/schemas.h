@@ -5,10 +5,8 @@
 
 #include "onnx/defs/schema.h"
 
-namespace pointrt {
-namespace detect {
+namespace pointrt::detect {
 /// The schemas of CenterPointDecode and BoxNMS (domain "pointrt", opset 1); register_detect()
 /// returns them.
 std::vector<onnx::OpSchema> detect_schemas();
-}  // namespace detect
-}  // namespace pointrt
+}  // namespace pointrt::detect

@@ -24,8 +24,7 @@
 #include "ops/pointnet2/ball_query.h"
 #include "ops/pointnet2/spatial_grid.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 BallQueryAttrs parse_ball_query(const Attributes& attrs, const std::string& where) {
   BallQueryAttrs a;
@@ -307,5 +306,4 @@ void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -21,8 +21,7 @@
 #include "graph/ir.h"
 #include "ops/pointnet2/common.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 struct BallQueryAttrs {
   float radius = 0;
@@ -50,5 +49,4 @@ void ball_query_ref(const float* xyz, const float* new_xyz, int64_t batch, int64
 void ball_query(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m,
                 const BallQueryAttrs& attrs, int32_t* idx);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -1,8 +1,7 @@
 // Reference BallQuery: the OPS.md scan, line by line.
 #include "ops/pointnet2/ball_query.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void ball_query_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m,
                     const BallQueryAttrs& attrs, int32_t* idx) {
@@ -24,5 +23,4 @@ void ball_query_ref(const float* xyz, const float* new_xyz, int64_t batch, int64
     }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

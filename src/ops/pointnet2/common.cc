@@ -1,8 +1,7 @@
 #include "ops/pointnet2/common.h"
 #include "ops/index_types.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void check_float_rank(const Tensor& t, const std::string& where, const std::string& name, size_t rank,
                       int64_t expected_batch) {
@@ -74,5 +73,4 @@ void check_indices_in_range(const Tensor& t, int64_t limit, const std::string& w
   });
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

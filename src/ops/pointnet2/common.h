@@ -22,8 +22,7 @@
 #define POINTNET2_HD
 #endif
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// d2 = dx*dx + dy*dy + dz*dz with dx = a.x - b.x (OPS.md general rules).
 POINTNET2_HD inline float squared_distance(float ax, float ay, float az, float bx, float by, float bz) {
@@ -65,5 +64,4 @@ void dispatch_index(DType t, const std::string& where, const std::string& name, 
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -11,8 +11,7 @@
 
 #include "ops/pointnet2/furthest_point_sample.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 FurthestPointSampleAttrs parse_furthest_point_sample(const Attributes& attrs, const std::string& where) {
   FurthestPointSampleAttrs a;
@@ -144,5 +143,4 @@ void furthest_point_sample(const float* xyz, int64_t batch, int64_t n, const Fur
   for (int64_t b = 0; b < batch; ++b) fps_one_batch(xyz + b * n * 3, n, attrs, idx + b * attrs.npoint);
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

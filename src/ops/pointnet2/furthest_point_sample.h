@@ -19,8 +19,7 @@
 #include "graph/ir.h"
 #include "ops/pointnet2/common.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 struct FurthestPointSampleAttrs {
   int64_t npoint = 1;
@@ -56,5 +55,4 @@ void furthest_point_sample_ref(const float* xyz, int64_t batch, int64_t n, const
 void furthest_point_sample(const float* xyz, int64_t batch, int64_t n, const FurthestPointSampleAttrs& attrs,
                            int32_t* idx);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

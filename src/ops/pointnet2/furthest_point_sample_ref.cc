@@ -3,8 +3,7 @@
 
 #include "ops/pointnet2/furthest_point_sample.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void furthest_point_sample_ref(const float* xyz, int64_t batch, int64_t n, const FurthestPointSampleAttrs& attrs,
                                int32_t* idx) {
@@ -32,5 +31,4 @@ void furthest_point_sample_ref(const float* xyz, int64_t batch, int64_t n, const
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

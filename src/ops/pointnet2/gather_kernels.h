@@ -26,8 +26,7 @@
 #include <immintrin.h>
 #endif
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 namespace detail {
 
 constexpr int64_t kRowBlockBytes = 384 << 10;     // feature rows of one channel block (L2 is 1 MiB)
@@ -113,5 +112,4 @@ class AlignedScratch {
 #endif
 
 }  // namespace detail
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -13,8 +13,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 namespace {
 
@@ -103,5 +102,4 @@ template void gather_points<int32_t>(const float*, const int32_t*, int64_t, int6
 template void gather_points<int64_t>(const float*, const int64_t*, int64_t, int64_t, int64_t, int64_t, float*,
                                      const ScratchAllocator&);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -12,8 +12,7 @@
 
 #include "ops/pointnet2/common.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// out[m] = row[idx[m]] for one (b, c) row: the per-element rule shared by GatherPoints and
 /// GroupPoints (whose idx [B, M, S] is a gather of M*S points).
@@ -37,5 +36,4 @@ template <typename Index>
 void gather_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                    float* out, const ScratchAllocator& scratch = nullptr);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -1,7 +1,6 @@
 #include "ops/pointnet2/group_points.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 template <typename Index>
 void group_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
@@ -15,5 +14,4 @@ template void group_points<int32_t>(const float*, const int32_t*, int64_t, int64
 template void group_points<int64_t>(const float*, const int64_t*, int64_t, int64_t, int64_t, int64_t, int64_t, float*,
                                     const ScratchAllocator&);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

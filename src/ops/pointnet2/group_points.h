@@ -10,8 +10,7 @@
 
 #include "ops/pointnet2/gather_points.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// Naive reference (four loops). Indices must already be validated.
 template <typename Index>
@@ -22,5 +21,4 @@ template <typename Index>
 void group_points(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
                   int64_t s, float* out, const ScratchAllocator& scratch = nullptr);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

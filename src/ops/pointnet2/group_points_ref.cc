@@ -1,7 +1,6 @@
 #include "ops/pointnet2/group_points.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 template <typename Index>
 void group_points_ref(const float* features, const Index* idx, int64_t batch, int64_t channels, int64_t n, int64_t m,
@@ -20,5 +19,4 @@ template void group_points_ref<int32_t>(const float*, const int32_t*, int64_t, i
 template void group_points_ref<int64_t>(const float*, const int64_t*, int64_t, int64_t, int64_t, int64_t, int64_t,
                                         float*);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

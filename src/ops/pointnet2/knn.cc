@@ -13,8 +13,7 @@
 #include "ops/pointnet2/knn.h"
 #include "ops/pointnet2/spatial_grid.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 KnnAttrs parse_knn(const Attributes& attrs, const std::string& where) {
   KnnAttrs a;
@@ -147,5 +146,4 @@ void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -15,8 +15,7 @@
 #include "graph/ir.h"
 #include "ops/pointnet2/common.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 struct KnnAttrs {
   int64_t k = 1;
@@ -81,5 +80,4 @@ void knn_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, i
 void knn(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m, const KnnAttrs& attrs,
          int32_t* idx, float* dist2);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

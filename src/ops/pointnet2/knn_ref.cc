@@ -5,8 +5,7 @@
 
 #include "ops/pointnet2/knn.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void knn_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, int64_t m, const KnnAttrs& attrs,
              int32_t* idx, float* dist2) {
@@ -25,5 +24,4 @@ void knn_ref(const float* xyz, const float* new_xyz, int64_t batch, int64_t n, i
     }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

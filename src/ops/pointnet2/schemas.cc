@@ -7,8 +7,7 @@
 
 #include "ops/schema_util.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 namespace {
 
@@ -124,5 +123,4 @@ std::vector<OpSchema> pointnet2_schemas() {
   return list;
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

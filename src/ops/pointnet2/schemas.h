@@ -6,12 +6,10 @@
 
 #include "onnx/defs/schema.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// The schemas of FurthestPointSample, GatherPoints, BallQuery, GroupPoints, ThreeNN,
 /// ThreeInterpolate, KNN (domain "pointrt", opset 1); register_pointnet2() returns them.
 std::vector<onnx::OpSchema> pointnet2_schemas();
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

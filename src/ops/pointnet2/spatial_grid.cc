@@ -4,8 +4,7 @@
 
 #include "ops/pointnet2/common.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 PointBounds finite_bounds(const float* xyz, int64_t n) {
   PointBounds b;
@@ -144,5 +143,4 @@ void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& 
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

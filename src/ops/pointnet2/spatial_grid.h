@@ -22,8 +22,7 @@
 #include <immintrin.h>
 #endif
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 struct PointBounds {
   double lo[3] = {0, 0, 0};
@@ -94,11 +93,9 @@ double cell_size_for_cell_count(const PointBounds& b, double target_cells);
 /// than max_cells cells.
 void build_grid(SpatialGrid& g, const float* xyz, int64_t n, const PointBounds& b, double cell, int64_t max_cells);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// Calls visit(d2, index) for each point p of order[begin, end) whose d2 = squared_distance(q, p)
 /// is <= limit() (limit is re-read for every 16 points; visit must do its own final test).
@@ -207,5 +204,4 @@ void ring_search(const SpatialGrid& g, const float* q, Scan&& scan, Stop&& stop)
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -16,8 +16,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 namespace {
 
@@ -151,5 +150,4 @@ template void three_interpolate<int32_t>(const float*, const int32_t*, const flo
 template void three_interpolate<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t,
                                          float*, const ScratchAllocator&);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -14,8 +14,7 @@
 #include "ops/pointnet2/common.h"
 #include "ops/pointnet2/gather_points.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 /// One output element, in the OPS.md summation order.
 POINTNET2_HD inline float three_interpolate_one(float f0, float f1, float f2, float w0, float w1, float w2) {
@@ -34,5 +33,4 @@ template <typename Index>
 void three_interpolate(const float* features, const Index* idx, const float* weight, int64_t batch, int64_t channels,
                        int64_t m, int64_t n, float* out, const ScratchAllocator& scratch = nullptr);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

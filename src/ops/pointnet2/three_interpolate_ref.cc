@@ -1,7 +1,6 @@
 #include "ops/pointnet2/three_interpolate.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 template <typename Index>
 void three_interpolate_ref(const float* features, const Index* idx, const float* weight, int64_t batch,
@@ -22,5 +21,4 @@ template void three_interpolate_ref<int32_t>(const float*, const int32_t*, const
 template void three_interpolate_ref<int64_t>(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t,
                                              int64_t, float*);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

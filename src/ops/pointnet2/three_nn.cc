@@ -7,8 +7,7 @@
 #include "ops/pointnet2/spatial_grid.h"
 #include "ops/pointnet2/three_nn.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist,
               int32_t* idx) {
@@ -55,5 +54,4 @@ void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n
   }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -15,8 +15,7 @@
 #include "ops/pointnet2/common.h"
 #include "ops/pointnet2/knn.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 constexpr float kThreeNNMissingDistance = 1e20f;
 
@@ -41,5 +40,4 @@ void three_nn_ref(const float* unknown, const float* known, int64_t batch, int64
 /// Optimised: grid per batch over the known points, ring search per query; OpenMP over queries.
 void three_nn(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist, int32_t* idx);
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -1,8 +1,7 @@
 // Reference ThreeNN: pointnet2_ops three_nn_kernel's loop, then the wrapper's sqrt.
 #include "ops/pointnet2/three_nn.h"
 
-namespace pointrt {
-namespace pointnet2 {
+namespace pointrt::pointnet2 {
 
 void three_nn_ref(const float* unknown, const float* known, int64_t batch, int64_t n, int64_t m, float* dist,
                   int32_t* idx) {
@@ -42,5 +41,4 @@ void three_nn_ref(const float* unknown, const float* known, int64_t batch, int64
     }
 }
 
-}  // namespace pointnet2
-}  // namespace pointrt
+}  // namespace pointrt::pointnet2

@@ -7,8 +7,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 InstanceReduceAttrs parse_instance_reduce(const Attributes& attrs, const std::string& where) {
   InstanceReduceAttrs a;
@@ -58,5 +57,4 @@ void instance_reduce(const float* values, const int32_t* labels, int64_t batch, 
     }
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

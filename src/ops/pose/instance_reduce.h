@@ -15,8 +15,7 @@
 
 #include "graph/ir.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 struct InstanceReduceAttrs {
   int64_t num_instances = 0;
@@ -34,5 +33,4 @@ void instance_reduce_ref(const float* values, const int32_t* labels, int64_t bat
 void instance_reduce(const float* values, const int32_t* labels, int64_t batch, int64_t n, int64_t channels,
                      const InstanceReduceAttrs& attrs, float* reduced, int32_t* counts);
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

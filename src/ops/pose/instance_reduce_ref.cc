@@ -3,8 +3,7 @@
 
 #include "ops/pose/instance_reduce.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 void instance_reduce_ref(const float* values, const int32_t* labels, int64_t batch, int64_t n, int64_t channels,
                          const InstanceReduceAttrs& a, float* reduced, int32_t* counts) {
@@ -28,5 +27,4 @@ void instance_reduce_ref(const float* values, const int32_t* labels, int64_t bat
   }
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

@@ -13,8 +13,7 @@
 #include "ops/onnx/elementwise/elementwise.h"  // fast_exp_block: vectorises, within 2 ulp of expf
 #include "ops/pose/pose_common.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 MeanShiftAttrs parse_mean_shift(const Attributes& attrs, const std::string& where) {
   MeanShiftAttrs a;
@@ -224,5 +223,4 @@ void mean_shift(const float* votes, const int32_t* labels, int64_t batch, int64_
   });
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

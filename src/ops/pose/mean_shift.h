@@ -31,8 +31,7 @@
 
 #include "graph/ir.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 struct MeanShiftAttrs {
   int64_t num_instances = 0;
@@ -54,5 +53,4 @@ void mean_shift_ref(const float* votes, const int32_t* labels, int64_t batch, in
 void mean_shift(const float* votes, const int32_t* labels, int64_t batch, int64_t sets, int64_t n,
                 const MeanShiftAttrs& attrs, float* modes, int32_t* counts);
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

@@ -6,8 +6,7 @@
 #include "ops/pose/mean_shift.h"
 #include "ops/pose/pose_common.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 namespace {
 
@@ -95,5 +94,4 @@ void mean_shift_ref(const float* votes, const int32_t* labels, int64_t batch, in
   }
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

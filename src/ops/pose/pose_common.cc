@@ -1,8 +1,7 @@
 #include "ops/pose/pose_common.h"
 #include "ops/index_types.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 namespace {
 template <typename Label>
@@ -48,5 +47,4 @@ InstanceBuckets bucket_by_instance(const int32_t* labels, int64_t n, int64_t num
   return b;
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

@@ -8,8 +8,7 @@
 
 #include "core/common.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 /// The labels of a [B, N] int32/int64 tensor as int32. A label >= num_instances is an error naming
 /// the node, the input, the value and its position; negative labels are kept (they mean "no instance").
@@ -26,5 +25,4 @@ InstanceBuckets bucket_by_instance(const int32_t* labels, int64_t n, int64_t num
 
 inline bool finite3(const float* p) { return std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]); }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

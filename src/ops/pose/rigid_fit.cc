@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 void symmetric_eigen(double* a, int n, double* values, double* vectors) {
   for (int i = 0; i < n; ++i)
@@ -164,5 +163,4 @@ void rigid_fit(const float* source, const float* target, const float* weight, in
   fit_each(source, target, weight, fits, source_fits, p, pose, status, horn_rotation, true);
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

@@ -20,8 +20,7 @@
 
 #include <cstdint>
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 enum FitStatus : int32_t { kFitOk = 0, kFitTooFewPoints = 1, kFitDegenerate = 2, kFitNonFinite = 3 };
 
@@ -55,5 +54,4 @@ void rigid_fit_ref(const float* source, const float* target, const float* weight
 void rigid_fit(const float* source, const float* target, const float* weight, int64_t fits, int64_t source_fits,
                int64_t p, float* pose, int32_t* status);
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

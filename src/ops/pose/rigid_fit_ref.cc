@@ -4,8 +4,7 @@
 
 #include "ops/pose/rigid_fit.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 namespace {
 
@@ -47,5 +46,4 @@ void rigid_fit_ref(const float* source, const float* target, const float* weight
   fit_each(source, target, weight, fits, source_fits, p, pose, status, kabsch_rotation, false);
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

@@ -4,8 +4,7 @@
 
 #include "ops/schema_util.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 
 namespace {
 
@@ -93,5 +92,4 @@ std::vector<onnx::OpSchema> pose_schemas() {
   return {mean_shift_schema(), instance_reduce_schema(), rigid_fit_schema()};
 }
 
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

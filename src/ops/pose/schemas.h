@@ -5,10 +5,8 @@
 
 #include "onnx/defs/schema.h"
 
-namespace pointrt {
-namespace pose {
+namespace pointrt::pose {
 /// The schemas of MeanShift, InstanceReduce and RigidFit (domain "pointrt", opset 1);
 /// register_pose() returns them.
 std::vector<onnx::OpSchema> pose_schemas();
-}  // namespace pose
-}  // namespace pointrt
+}  // namespace pointrt::pose

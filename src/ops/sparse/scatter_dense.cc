@@ -12,8 +12,7 @@
 #include <limits>
 #include <optional>
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 ScatterDenseAttrs parse_scatter_dense_attrs(const Attributes& attrs, const std::string& where) {
   ScatterDenseAttrs a;
@@ -296,5 +295,4 @@ std::unique_ptr<OpKernel> make_scatter_dense_kernel(const KernelInit& init) {
   return std::make_unique<ScatterDenseKernel>(init);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

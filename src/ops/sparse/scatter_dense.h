@@ -16,8 +16,7 @@
 #include "ops/kernel.h"
 #include "ops/sparse/sparse_common.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 struct ScatterDenseAttrs {
   Shape3 spatial{0, 0, 0};
@@ -34,5 +33,4 @@ void check_scatter_indices(const Tensor& indices, const ScatterDenseAttrs& a, co
 std::unique_ptr<OpKernel> make_scatter_dense_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_scatter_dense_reference_kernel(const KernelInit& init);
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

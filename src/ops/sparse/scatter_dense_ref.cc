@@ -4,8 +4,7 @@
 
 #include "ops/sparse/scatter_dense.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 namespace {
 
 class ScatterDenseReferenceKernel : public OpKernel {
@@ -44,5 +43,4 @@ std::unique_ptr<OpKernel> make_scatter_dense_reference_kernel(const KernelInit& 
   return std::make_unique<ScatterDenseReferenceKernel>(init);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

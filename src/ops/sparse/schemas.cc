@@ -5,8 +5,7 @@
 
 #include "ops/schema_util.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 
@@ -101,5 +100,4 @@ std::vector<onnx::OpSchema> sparse_schemas() {
   return {voxelize_schema(), sparse_conv_schema(), scatter_dense_schema()};
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -6,11 +6,9 @@
 
 #include "onnx/defs/schema.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 /// The schemas of Voxelize, SparseConv and ScatterDense (domain "pointrt", opset 1);
 /// register_sparse() returns them. The number of voxels or output sites is data-dependent: such
 /// a dimension is left unknown, except a submanifold convolution's, which is its input's.
 std::vector<onnx::OpSchema> sparse_schemas();
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -7,8 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 const char* column_name(int c) {
@@ -198,5 +197,4 @@ std::string input_text(const KernelInit& init, size_t i) {
   return str_cat("input ", i, " '", init.graph.values[init.node.inputs[i]].name, "'");
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -13,8 +13,7 @@
 #include "core/common.h"
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 using Shape3 = std::array<int64_t, 3>;
 
@@ -105,5 +104,4 @@ Shape3 get_ints3(const Attributes& a, const std::string& name, const Shape3* dfl
 /// Name of graph value `i` of the node, for messages: "input 1 'coords'".
 std::string input_text(const KernelInit& init, size_t i);
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -6,8 +6,7 @@
 #include <chrono>
 #include <cstring>
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 // ---------------------------------------------------------------- attributes
 
@@ -292,5 +291,4 @@ std::unique_ptr<OpKernel> make_sparse_conv_kernel(const KernelInit& init) {
   return std::make_unique<SparseConvKernel>(init);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -35,8 +35,7 @@
 #include "ops/kernel.h"
 #include "ops/sparse/sparse_common.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 enum class ConvKind { kSubm, kRegular, kTransposed, kInverse };
 
@@ -127,5 +126,4 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& attrs, const Tensor
                                       const Tensor& weight, const Tensor* bias,
                                       const Tensor* forward_input_indices = nullptr);
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -8,8 +8,7 @@
 
 #include "ops/sparse/sparse_conv.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 std::vector<float> pack_sparse_weight(const float* w, int64_t cout, int64_t volume, int64_t cin) {
   std::vector<float> packed(static_cast<size_t>(cout * volume * cin));
@@ -71,5 +70,4 @@ void apply_pairs(const PairLists& pl, const float* x, int64_t cin, const float* 
   }
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -6,8 +6,7 @@
 
 #include "ops/sparse/sparse_conv.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 
@@ -322,5 +321,4 @@ SparseResult sparse_conv_dense_oracle(const SparseConvAttrs& a, const Tensor& fe
   return res;
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

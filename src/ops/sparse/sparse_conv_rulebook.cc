@@ -7,8 +7,7 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/sparse_conv_rulebook.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 
@@ -151,5 +150,4 @@ PairLists reverse_pairs(const PairLists& fwd, int64_t num_in) {
   return r;
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

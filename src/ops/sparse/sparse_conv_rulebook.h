@@ -8,8 +8,7 @@
 
 #include "ops/sparse/sparse_conv.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 /// Submanifold pairing by merge-join over the sorted sites (sparse_conv_rulebook_subm.cc).
 /// Returns false when the padded key space does not fit 62 bits (the caller uses build_hashed).
@@ -35,5 +34,4 @@ int key_bits(const std::vector<uint64_t>& keys);
 void reject_duplicates(const std::vector<uint64_t>& sorted_keys, const Sites& in, const Shape3& shape,
                        const IndexSource& src);
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

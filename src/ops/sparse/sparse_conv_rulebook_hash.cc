@@ -11,8 +11,7 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/sparse_conv_rulebook.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 
@@ -211,5 +210,4 @@ void build_hashed(Rulebook& rb, const IndexSource& src) {
   if (mirror) mirror_offsets(pl, searched, volume);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -8,8 +8,7 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/sparse_conv_rulebook.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 
@@ -150,5 +149,4 @@ void build_strided_sorted(Rulebook& rb, const IndexSource& src) {
   }
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -8,8 +8,7 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/sparse_conv_rulebook.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 namespace {
 // Compact a per-output-row neighbour table (-1 = none) into a pair list sorted by output row, and
@@ -243,5 +242,4 @@ bool build_subm_sorted(Rulebook& rb, const IndexSource& src) {
   return true;
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

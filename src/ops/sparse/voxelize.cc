@@ -9,8 +9,7 @@
 
 #include "ops/sparse/sparse_common.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 VoxelizeAttrs parse_voxelize_attrs(const Attributes& attrs, const std::string& where) {
   VoxelizeAttrs a;
@@ -127,5 +126,4 @@ std::unique_ptr<OpKernel> make_voxelize_kernel(const KernelInit& init) {
   return std::make_unique<VoxelizeKernel>(init);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

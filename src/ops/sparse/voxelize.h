@@ -23,8 +23,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 
 struct VoxelizeAttrs {
   std::array<float, 3> voxel_size{};
@@ -50,5 +49,4 @@ inline bool voxel_cell(const float* p, const VoxelizeAttrs& a, int64_t cell[3]) 
 std::unique_ptr<OpKernel> make_voxelize_kernel(const KernelInit& init);
 std::unique_ptr<OpKernel> make_voxelize_reference_kernel(const KernelInit& init);
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -3,8 +3,7 @@
 
 #include "ops/sparse/voxelize.h"
 
-namespace pointrt {
-namespace sparse {
+namespace pointrt::sparse {
 namespace {
 
 class VoxelizeReferenceKernel : public OpKernel {
@@ -65,5 +64,4 @@ std::unique_ptr<OpKernel> make_voxelize_reference_kernel(const KernelInit& init)
   return std::make_unique<VoxelizeReferenceKernel>(init);
 }
 
-}  // namespace sparse
-}  // namespace pointrt
+}  // namespace pointrt::sparse

@@ -3,8 +3,7 @@
 
 #include <algorithm>
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 namespace {
 
 const std::vector<std::string> kABNames = {"input 0 (A)", "input 1 (B)"};
@@ -347,5 +346,4 @@ KernelFactory prelu_factory(bool per_channel_slope) {
   };
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

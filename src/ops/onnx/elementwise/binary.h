@@ -25,8 +25,7 @@
 
 #include "ops/onnx/elementwise/elementwise.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 template <BinaryOp kOp, typename T>
 inline auto binary_apply(T a, T b) {
@@ -157,5 +156,4 @@ inline B pow_apply(B a, E b) {
   }
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -10,8 +10,7 @@
 #include "core/float8.h"
 #include "core/subbyte.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 namespace {
 
 bool castable(DType t) {
@@ -179,5 +178,4 @@ KernelFactory castlike_factory() {
   };
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -4,8 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 std::string float_to_text(double v, bool single) {
   if (v != v) return "nan";
@@ -116,5 +115,4 @@ void cast_from_string(KernelContext& ctx, const Tensor& x, DType to) {
   });
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

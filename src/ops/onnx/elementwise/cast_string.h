@@ -11,13 +11,11 @@
 
 #include "ops/onnx/elementwise/elementwise.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 /// numpy's str() of a float32 / float64 value.
 std::string float_to_text(double v, bool single);
 void cast_to_string(KernelContext& ctx, const Tensor& x);
 void cast_from_string(KernelContext& ctx, const Tensor& x, DType to);
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -8,8 +8,7 @@
 
 #include "ops/onnx/elementwise/dropout.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 namespace {
 // numpy RandomState.random_sample: (a >> 5, b >> 6) of two 32-bit draws -> a 53-bit double.
@@ -115,5 +114,4 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
   };
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

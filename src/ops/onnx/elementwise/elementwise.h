@@ -12,8 +12,7 @@
 #include "ops/kernel.h"
 #include "ops/onnx/elementwise/broadcast.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 // ---- float16: kernels compute in float32 and round once to half (what numpy does for float16
 // arithmetic, and what the ONNX reference implementation therefore expects).
@@ -259,5 +258,4 @@ KernelFactory identity_factory();
 /// training (0, the default) or inference (1).
 KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs);
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -4,8 +4,7 @@
 
 #include "ops/staging.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 double RandomStream::normal() {
   if (have_spare_) {
@@ -143,5 +142,4 @@ KernelFactory random_factory(RandomOp op) {
   };
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

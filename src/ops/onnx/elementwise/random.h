@@ -15,8 +15,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 /// The random stream of one node run (see above).
 class RandomStream {
@@ -39,5 +38,4 @@ class RandomStream {
 enum class RandomOp { kUniform, kNormal, kUniformLike, kNormalLike, kBernoulli, kMultinomial };
 KernelFactory random_factory(RandomOp op);
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -4,8 +4,7 @@
 
 #include <algorithm>
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 namespace {
 
 // y[i] = f(x[i]) for float16 data, computing in float32 one block at a time.
@@ -260,5 +259,4 @@ KernelFactory clip_factory(bool bounds_are_inputs) {
   };
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

@@ -28,8 +28,7 @@
 
 #include "ops/onnx/elementwise/elementwise.h"
 
-namespace pointrt {
-namespace elementwise {
+namespace pointrt::elementwise {
 
 struct UnaryParams {
   float alpha = 0;
@@ -159,5 +158,4 @@ constexpr bool unary_accepts_ints(UnaryOp op) {
          op == UnaryOp::kShrink || op == UnaryOp::kBitwiseNot;
 }
 
-}  // namespace elementwise
-}  // namespace pointrt
+}  // namespace pointrt::elementwise

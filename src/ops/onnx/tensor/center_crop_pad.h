@@ -4,11 +4,9 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 /// `offset[d]` = input position of output position 0 along d (negative when padding).
 void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,7 +1,6 @@
 #include "ops/onnx/tensor/center_crop_pad.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -24,5 +23,4 @@ void center_crop_pad_ref(const Tensor& x, const std::vector<int64_t>& offset, Te
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,7 +1,6 @@
 #include "ops/onnx/tensor/compress.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 std::vector<int64_t> compress_selection(const Tensor& condition, int64_t dim, const std::string& where) {
   if (condition.dtype() != DType::kBool)
@@ -28,5 +27,4 @@ void compress_ref(const Tensor& x, int64_t axis, const std::vector<int64_t>& kep
       if (row) std::memcpy(dst + (o * k + j) * row, src + (o * dim + kept[j]) * row, row);
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape concat_shape(const std::vector<const Tensor*>& inputs, int64_t axis, const std::string& where) {
   if (inputs.empty()) fail(where, ": Concat needs at least one input");
@@ -99,5 +98,4 @@ void split_cpu(const Tensor& x, int64_t axis, const std::vector<Tensor*>& output
                     static_cast<size_t>(row_bytes[i]));
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -5,8 +5,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 /// Output shape of Concat; `axis` already normalised.
 Shape concat_shape(const std::vector<const Tensor*>& inputs, int64_t axis, const std::string& where);
@@ -19,5 +18,4 @@ std::vector<int64_t> split_sizes(int64_t dim, const std::vector<int64_t>& split,
                                  const std::string& where);
 void split_cpu(const Tensor& x, int64_t axis, const std::vector<Tensor*>& outputs);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

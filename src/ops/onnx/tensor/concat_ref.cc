@@ -1,8 +1,7 @@
 // Naive Concat: walk the output, find the input that owns the axis coordinate.
 #include "ops/onnx/tensor/concat.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void concat_ref(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& y) {
   const size_t es = dtype_size(y.dtype());
@@ -21,5 +20,4 @@ void concat_ref(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& 
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

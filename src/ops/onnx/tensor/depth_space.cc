@@ -2,8 +2,7 @@
 // tensor_utils: merged dims, memcpy runs, 2D transpose tiles).
 #include "ops/onnx/tensor/depth_space.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape depth_space_shape(const Shape& x, int64_t b, DepthSpaceMode mode, const std::string& where) {
   if (x.size() != 4) fail(where, ": input must be 4-D [N, C, H, W], got ", shape_to_string(x));
@@ -40,5 +39,4 @@ void depth_space_cpu(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y)
   strided_copy(x.data(), 0, out6, src6, y.data(), dtype_size(x.dtype()));
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

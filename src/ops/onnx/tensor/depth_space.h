@@ -8,8 +8,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 enum class DepthSpaceMode { kDepthToSpaceDCR, kDepthToSpaceCRD, kSpaceToDepth };
 
@@ -19,5 +18,4 @@ Shape depth_space_shape(const Shape& x, int64_t block, DepthSpaceMode mode, cons
 void depth_space_cpu(const Tensor& x, int64_t block, DepthSpaceMode mode, Tensor& y);
 void depth_space_ref(const Tensor& x, int64_t block, DepthSpaceMode mode, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

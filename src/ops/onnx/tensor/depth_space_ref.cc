@@ -1,8 +1,7 @@
 // Naive DepthToSpace / SpaceToDepth: the index formulas of depth_space.h, one element at a time.
 #include "ops/onnx/tensor/depth_space.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void depth_space_ref(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y) {
   const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
@@ -26,5 +25,4 @@ void depth_space_ref(const Tensor& x, int64_t b, DepthSpaceMode mode, Tensor& y)
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -4,8 +4,7 @@
 
 #include "core/checked_size.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where) {
   const size_t r = std::max(a.size(), b.size());
@@ -77,5 +76,4 @@ void tile_ref(const Tensor& x, const std::vector<int64_t>& repeats, Tensor& y) {
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

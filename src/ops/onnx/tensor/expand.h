@@ -5,8 +5,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where);
 void expand_cpu(const Tensor& x, Tensor& y);
@@ -15,5 +14,4 @@ Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std
 void tile_cpu(const Tensor& x, const std::vector<int64_t>& repeats, Tensor& y);
 void tile_ref(const Tensor& x, const std::vector<int64_t>& repeats, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -7,8 +7,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 /// The element types EyeLike takes and makes.
 const std::vector<DType>& eye_like_types();
@@ -17,5 +16,4 @@ DType eye_like_output_type(const Attributes& attrs, DType input, const std::stri
 /// y [M, N] (allocated, a type of eye_like_types()): ones on the k-th diagonal, zeros elsewhere.
 void eye_like_ref(int64_t k, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

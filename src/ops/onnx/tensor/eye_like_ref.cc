@@ -7,8 +7,7 @@
 #include "graph/tensor_proto.h"
 #include "ops/onnx/tensor/eye_like.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 namespace {
 
@@ -64,5 +63,4 @@ void eye_like_ref(int64_t k, Tensor& y) {
     for (int64_t j = 0; j < cols; ++j) std::memcpy(out + (i * cols + j) * es, j - i == k ? &one : &zero, es);
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

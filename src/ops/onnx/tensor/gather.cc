@@ -2,8 +2,7 @@
 
 #include <cstring>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis) {
   Shape s(data.begin(), data.begin() + axis);
@@ -198,5 +197,4 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -9,8 +9,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis);
 void gather_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
@@ -32,5 +31,4 @@ inline int64_t index_at(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kInt64 ? t.data_as<int64_t>()[i] : static_cast<int64_t>(t.data_as<int32_t>()[i]);
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,8 +1,7 @@
 // Naive Gather / GatherElements / GatherND on multi-indices (indices assumed valid).
 #include "ops/onnx/tensor/gather.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 namespace {
 int64_t wrap(int64_t v, int64_t n) { return v < 0 ? v + n : v; }
@@ -56,5 +55,4 @@ void gather_nd_ref(const Tensor& data, const Tensor& indices, int64_t batch_dims
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -11,8 +11,7 @@
 #include "ops/onnx/tensor/slice.h"
 #include "ops/onnx/tensor/transpose.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 namespace {
 // Reject a non-index dtype for an index input before reading it.
@@ -194,5 +193,4 @@ std::unique_ptr<OpKernel> make_tile(const KernelInit&) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -3,8 +3,7 @@
 #pragma once
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 std::unique_ptr<OpKernel> make_concat(const KernelInit& init);
 std::unique_ptr<OpKernel> make_split(const KernelInit& init, bool split_is_input, bool has_num_outputs);
@@ -40,5 +39,4 @@ std::unique_ptr<OpKernel> make_center_crop_pad(const KernelInit& init);
 std::unique_ptr<OpKernel> make_compress(const KernelInit& init);
 std::unique_ptr<OpKernel> make_unique(const KernelInit& init);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -9,8 +9,7 @@
 #include "ops/onnx/tensor/tensor_utils.h"
 #include "ops/version_adapter.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 namespace {
 
 Tensor int64_tensor(const std::vector<int64_t>& v) {
@@ -91,5 +90,4 @@ std::unique_ptr<OpKernel> make_pad_v1(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -9,8 +9,7 @@
 #include "ops/onnx/tensor/kernels.h"
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 namespace {
 
@@ -112,5 +111,4 @@ std::unique_ptr<OpKernel> make_onehot(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -2,8 +2,7 @@
 
 #include <cstring>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 PadMode parse_pad_mode(const std::string& mode, bool allow_wrap, const std::string& where) {
   if (mode == "constant") return PadMode::kConstant;
@@ -110,5 +109,4 @@ void pad_cpu(const Tensor& x, const PadPlan& plan, const void* value, Tensor& y)
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -11,8 +11,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
@@ -52,5 +51,4 @@ inline int64_t pad_map(int64_t i, int64_t before, int64_t n, PadMode mode) {
 void pad_cpu(const Tensor& x, const PadPlan& plan, const void* value, Tensor& y);
 void pad_ref(const Tensor& x, const PadPlan& plan, const void* value, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,8 +1,7 @@
 // Naive Pad: map every output coordinate through pad_map on every dim.
 #include "ops/onnx/tensor/pad.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void pad_ref(const Tensor& x, const PadPlan& p, const void* value, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -24,5 +23,4 @@ void pad_ref(const Tensor& x, const PadPlan& p, const void* value, Tensor& y) {
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -11,8 +11,7 @@
 #include "ops/onnx/tensor/trilu.h"
 #include "ops/onnx/tensor/unique.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 std::unique_ptr<OpKernel> make_trilu(const KernelInit& init) {
   const bool upper = init.attrs().get_int("upper", 1) != 0;
@@ -146,5 +145,4 @@ std::unique_ptr<OpKernel> make_unique(const KernelInit& init) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

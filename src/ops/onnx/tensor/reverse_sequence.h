@@ -5,11 +5,9 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int64_t batch_axis, int64_t time_axis,
                           Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

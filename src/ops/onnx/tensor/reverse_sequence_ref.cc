@@ -1,7 +1,6 @@
 #include "ops/onnx/tensor/reverse_sequence.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int64_t batch_axis, int64_t time_axis,
                           Tensor& y) {
@@ -19,5 +18,4 @@ void reverse_sequence_ref(const Tensor& x, const std::vector<int64_t>& lens, int
     }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

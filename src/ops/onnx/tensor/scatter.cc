@@ -6,8 +6,7 @@
 #include "ops/onnx/tensor/gather.h"
 #include "ops/onnx/tensor/kernels.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Reduction parse_reduction(const std::string& s, int levels, const std::string& where) {
   if (s == "none") return Reduction::kNone;
@@ -165,5 +164,4 @@ std::unique_ptr<OpKernel> make_scatter_nd(const KernelInit& init, int levels) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -6,8 +6,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 /// levels: 0 = attribute not defined at this opset, 1 = none/add/mul, 2 = + max/min.
@@ -18,5 +17,4 @@ void scatter_elements_cpu(const Tensor& data, const Tensor& indices, const Tenso
 void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& updates, Reduction red, Tensor& y,
                     const std::string& where, const std::string& label);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -7,8 +7,7 @@
 #include "core/checked_size.h"
 #include "ops/onnx/tensor/kernels.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape reshape_shape(const Shape& in, const std::vector<int64_t>& req, bool allow_zero, const std::string& where) {
   Shape out(req.size());
@@ -248,5 +247,4 @@ std::unique_ptr<OpKernel> make_range(const KernelInit&) {
   });
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

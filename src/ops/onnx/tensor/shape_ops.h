@@ -9,12 +9,10 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 Shape reshape_shape(const Shape& in, const std::vector<int64_t>& requested, bool allow_zero, const std::string& where);
 Shape squeeze_shape(const Shape& in, const std::vector<int64_t>& axes, const std::string& where);
 Shape unsqueeze_shape(const Shape& in, const std::vector<int64_t>& axes, const std::string& where);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 SlicePlan slice_plan(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                      const std::vector<int64_t>& axes_in, const std::vector<int64_t>& steps, const std::string& where) {
@@ -64,5 +63,4 @@ void slice_cpu(const Tensor& x, const SlicePlan& p, Tensor& y) {
   strided_copy(x.data(), offset, p.out_shape, src, y.data(), dtype_size(x.dtype()));
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

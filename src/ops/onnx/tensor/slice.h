@@ -5,8 +5,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 struct SlicePlan {
   Shape out_shape;
@@ -20,5 +19,4 @@ SlicePlan slice_plan(const Shape& in, const std::vector<int64_t>& starts, const 
 void slice_cpu(const Tensor& x, const SlicePlan& plan, Tensor& y);
 void slice_ref(const Tensor& x, const SlicePlan& plan, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,8 +1,7 @@
 // Naive Slice: input index = start + o * step on every dim.
 #include "ops/onnx/tensor/slice.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void slice_ref(const Tensor& x, const SlicePlan& p, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = x.rank();
@@ -16,5 +15,4 @@ void slice_ref(const Tensor& x, const SlicePlan& p, Tensor& y) {
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -7,8 +7,7 @@
 
 #include "core/transpose16.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 const std::vector<DType> kCopyTypes = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8,
                                        DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kUInt8,
@@ -317,5 +316,4 @@ void strided_copy_ref(const void* src, int64_t src_offset, const Shape& out_shap
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

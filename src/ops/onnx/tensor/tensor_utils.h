@@ -10,8 +10,7 @@
 
 #include "ops/kernel.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 using Strides = std::vector<int64_t>;
 
@@ -68,5 +67,4 @@ inline bool next_index(std::vector<int64_t>& idx, const Shape& shape) {
 /// Copy one element of `size` bytes.
 inline void copy_elem(void* dst, const void* src, size_t size) { std::memcpy(dst, src, size); }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

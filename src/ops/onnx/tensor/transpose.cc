@@ -1,7 +1,6 @@
 #include "ops/onnx/tensor/transpose.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 std::vector<int64_t> transpose_perm(const std::vector<int64_t>& perm, size_t rank, const std::string& where) {
   if (perm.empty()) {
@@ -36,5 +35,4 @@ void transpose_cpu(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y)
   strided_copy(x.data(), 0, y.shape(), src, y.data(), dtype_size(x.dtype()));
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

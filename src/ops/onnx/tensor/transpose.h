@@ -2,8 +2,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 /// Checks `perm` (a permutation of 0..rank-1; empty = reversed) and returns it filled in.
 std::vector<int64_t> transpose_perm(const std::vector<int64_t>& perm, size_t rank, const std::string& where);
@@ -12,5 +11,4 @@ Shape transpose_shape(const Shape& in, const std::vector<int64_t>& perm);
 void transpose_cpu(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y);
 void transpose_ref(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,8 +1,7 @@
 // Naive Transpose: walk the output, build the input multi-index from perm.
 #include "ops/onnx/tensor/transpose.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void transpose_ref(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
   const size_t es = dtype_size(x.dtype()), rank = perm.size();
@@ -17,5 +16,4 @@ void transpose_ref(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y)
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -4,8 +4,7 @@
 
 #include <algorithm>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   const int64_t m = x.dim(x.rank() - 2), n = x.dim(x.rank() - 1);
@@ -28,5 +27,4 @@ void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -5,12 +5,10 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 /// y has x's shape and dtype; x.rank() >= 2.
 void trilu_cpu(const Tensor& x, int64_t k, bool upper, Tensor& y);
 void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -1,8 +1,7 @@
 // Naive Trilu: one test per element.
 #include "ops/onnx/tensor/trilu.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   const int64_t m = x.dim(x.rank() - 2), n = x.dim(x.rank() - 1);
@@ -18,5 +17,4 @@ void trilu_ref(const Tensor& x, int64_t k, bool upper, Tensor& y) {
   }
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -6,8 +6,7 @@
 #pragma once
 #include "ops/onnx/tensor/tensor_utils.h"
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 
 struct UniqueResult {
   std::vector<int64_t> first;    // per unique slice: its first position in X
@@ -18,5 +17,4 @@ struct UniqueResult {
 /// X viewed as [outer, dim, inner] slices along the axis (dim = number of slices).
 UniqueResult unique_ref(const Tensor& x, int64_t outer, int64_t dim, int64_t inner, bool sorted);
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace pointrt {
-namespace tensor {
+namespace pointrt::tensor {
 namespace {
 
 // -1, 0, 1: slice a against slice b, lexicographically over (outer, inner) positions.
@@ -72,5 +71,4 @@ UniqueResult unique_ref(const Tensor& x, int64_t outer, int64_t dim, int64_t inn
   return r;
 }
 
-}  // namespace tensor
-}  // namespace pointrt
+}  // namespace pointrt::tensor
