@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/transpose16.h"
 
@@ -25,7 +26,9 @@ Strides contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t d = s.size(); d-- > 0;) {
     st[d] = acc;
-    acc *= s[d];
+    // A tensor with a zero dim may have other dims whose product exceeds int64 (the fuzzer found
+    // [.., 0, ..] with 2^51 x 2^20): its strides address nothing, so they saturate, not overflow.
+    if (__builtin_mul_overflow(acc, s[d], &acc)) acc = std::numeric_limits<int64_t>::max();
   }
   return st;
 }
