@@ -48,6 +48,15 @@ bool has_empty_window(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, 
   return false;
 }
 
+// True when some output window of the 2-D pool has no tap inside the input (integer kernels
+// leave those to the reference, which fills them with 0).
+bool some_window_empty(const PoolGeometry& g) {
+  for (size_t a = 0; a < 2; ++a)
+    if (has_empty_window(g.in_spatial[a], g.out_spatial[a], g.kernel[a], g.strides[a], g.dilations[a], g.pad_begin[a]))
+      return true;
+  return false;
+}
+
 // Output columns [j0, j1) whose tap at column offset `dx` (input col j * s - pb + dx) is inside.
 inline void valid_columns(int64_t dx, int64_t s, int64_t pb, int64_t in_w, int64_t out_w, int64_t& j0, int64_t& j1) {
   const int64_t lo = pb - dx;  // need j * s >= lo
@@ -89,11 +98,7 @@ void pool_row(const T* plane, T* out, const PoolGeometry& g, int64_t oy) {
 template <typename T>
 bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y) {
   if (g.in_spatial.size() != 2) return false;
-  if (!std::is_floating_point_v<T>)
-    for (size_t a = 0; a < 2; ++a)
-      if (has_empty_window(g.in_spatial[a], g.out_spatial[a], g.kernel[a], g.strides[a], g.dilations[a],
-                           g.pad_begin[a]))
-        return false;
+  if (!std::is_floating_point_v<T> && some_window_empty(g)) return false;
   const int64_t planes = g.batch * g.channels, out_h = g.out_spatial[0], out_w = g.out_spatial[1];
   const int64_t in_size = g.in_spatial[0] * g.in_spatial[1], rows = planes * out_h;
   const int64_t work = rows * out_w * g.kernel[0] * g.kernel[1];
@@ -108,9 +113,7 @@ bool max_pool_2d_plain(const PoolGeometry& g, const T* x, T* y) {
 template <typename T>
 bool max_pool_2d_nhwc(const PoolGeometry& g, const T* x, T* y) {
   if (g.in_spatial.size() != 2) return false;
-  for (size_t a = 0; a < 2; ++a)
-    if (has_empty_window(g.in_spatial[a], g.out_spatial[a], g.kernel[a], g.strides[a], g.dilations[a], g.pad_begin[a]))
-      return false;
+  if (some_window_empty(g)) return false;
   const int64_t c = g.channels, in_h = g.in_spatial[0], in_w = g.in_spatial[1];
   const int64_t out_h = g.out_spatial[0], out_w = g.out_spatial[1], rows = g.batch * out_h;
   const int64_t work = rows * out_w * c * g.kernel[0] * g.kernel[1];

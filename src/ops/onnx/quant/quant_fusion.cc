@@ -526,11 +526,10 @@ bool chain_channels_last(Graph& g) {
     read_channels_last(g, r, y, pool_cl);
     changed = true;
   }
-  std::vector<char> unused(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (pool_cl[i]) {  // its input is channels-last, and only QConvs read its output
+    if (pool_cl[i]) {  // its input is channels-last; only QConvs read its output (pool_ok), so no pool is marked
       set_int(g.nodes[i], nn::kAttrInt8Nhwc, 1);
-      read_channels_last(g, r, g.nodes[i].outputs[0], unused);
+      read_channels_last(g, r, g.nodes[i].outputs[0], pool_cl);
     }
   return changed;
 }
