@@ -12,6 +12,9 @@ namespace pointrt {
 
 namespace {
 
+// Attribute names pointrt's graph passes add to nodes they rewrite (see src/ops/onnx/nn, quant).
+constexpr const char* kInternalAttributePrefix = "__pointrt_";
+
 // The tensor type under sequence/optional wrappers, marking the wrappers on `info`; null when the
 // type is none of these (a map, a sparse tensor) or nests deeper than optional(seq(tensor)).
 const onnx::TypeProto_Tensor* unwrap_type(const onnx::TypeProto& t, ValueInfo& info) {
@@ -254,6 +257,11 @@ Node convert_node(const onnx::NodeProto& np, int index, const std::map<std::stri
   n.opset = ops->second;
   n.attrs.owner = n.describe();
   for (const auto& a : np.attribute()) {
+    // pointrt's passes mark the nodes they rewrite with these (layouts, fused epilogues); a file
+    // that sets one would change what a kernel reads without any check behind it.
+    if (a.name().rfind(kInternalAttributePrefix, 0) == 0)
+      fail(file, ": ", n.describe(), ": attribute '", a.name(), "' is reserved: names starting with '",
+           kInternalAttributePrefix, "' are set only by pointrt's own graph passes, never read from a file");
     Attribute& attr = n.attrs.items[a.name()] = convert_attribute(a, roots, file + ": " + n.describe());
     if (attr.kind != Attribute::Kind::kGraph) continue;
     attr.g = std::make_shared<Graph>();

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util/model_builder.h"
+#include "support/model_builder.h"
 
 namespace pointrt::fuzz {
 

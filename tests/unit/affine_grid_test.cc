@@ -2,7 +2,7 @@
 // and 3-D, size-1 axes), a translation shifts it, and the shape errors.
 #include <gtest/gtest.h>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

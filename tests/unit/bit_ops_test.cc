@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

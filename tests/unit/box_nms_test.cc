@@ -9,7 +9,7 @@
 #include "ops/detect/box_iou.h"
 #include "ops/detect/box_nms.h"
 #include "ops/detect/exact_box_iou.h"
-#include "test_util/single_node.h"
+#include "support/single_node.h"
 
 using namespace pointrt;
 using namespace pointrt::detect;

@@ -2,7 +2,7 @@
 // are never read (an empty target works), and casting to the same type aliases the input.
 #include <gtest/gtest.h>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/detect/center_point_decode.h"
-#include "test_util/single_node.h"
+#include "support/single_node.h"
 
 using namespace pointrt;
 using namespace pointrt::detect;

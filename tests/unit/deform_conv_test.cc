@@ -2,8 +2,8 @@
 // integer offset shifts the sampling grid; a mask scales taps; the shape errors.
 #include <gtest/gtest.h>
 
-#include "test_util/node_runner.h"
-#include "test_util/random.h"
+#include "support/node_runner.h"
+#include "support/random.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "ops/onnx/tensor/depth_space.h"
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

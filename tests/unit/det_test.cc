@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::expect_error;

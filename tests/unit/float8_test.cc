@@ -12,7 +12,7 @@
 #include "graph/tensor_proto.h"
 #include "io/tensor_compare.h"
 #include "onnx/onnx_pb.h"
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "ops/onnx/tensor/gather.h"
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 namespace pointrt {
 namespace {

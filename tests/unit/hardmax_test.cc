@@ -2,7 +2,7 @@
 // 13, one axis from 13), ties, NaN, float16, and sizes 0 and 1.
 #include <gtest/gtest.h>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -12,8 +12,8 @@
 #include "ops/onnx/image/grid_sample.h"
 #include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
-#include "test_util/op_tester.h"
-#include "test_util/random.h"
+#include "support/op_tester.h"
+#include "support/random.h"
 
 using namespace pointrt;
 using namespace pointrt::image;

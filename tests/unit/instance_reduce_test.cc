@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ops/pose/instance_reduce.h"
-#include "test_util/single_node.h"
+#include "support/single_node.h"
 
 using namespace pointrt;
 using namespace pointrt::pose;

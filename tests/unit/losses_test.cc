@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -14,8 +14,8 @@
 #include "ops/kernel.h"
 #include "pointrt/pointrt.h"
 #include "runtime/low_precision.h"
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 namespace pointrt {
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "ops/pose/mean_shift.h"
-#include "test_util/op_tester.h"
-#include "test_util/single_node.h"
+#include "support/op_tester.h"
+#include "support/single_node.h"
 
 using namespace pointrt;
 using namespace pointrt::pose;

@@ -9,8 +9,8 @@
 
 #include "ops/onnx/nn/conv.h"
 #include "runtime/arena_plan.h"
-#include "test_util/model_builder.h"
-#include "test_util/random.h"
+#include "support/model_builder.h"
+#include "support/random.h"
 
 using namespace pointrt;
 using pointrt::test::ModelBuilder;

@@ -3,7 +3,7 @@
 // fuzzer reached the int8 QDQ pass with such a Reshape (corpus/loader/crash-7fafd550...).
 #include <gtest/gtest.h>
 
-#include "test_util/model_builder.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::ModelBuilder;

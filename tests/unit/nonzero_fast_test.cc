@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 namespace pointrt {
 namespace {

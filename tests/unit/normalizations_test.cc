@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "test_util/node_runner.h"
-#include "test_util/random.h"
+#include "support/node_runner.h"
+#include "support/random.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

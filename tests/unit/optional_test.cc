@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "test_util/sequence_models.h"
+#include "support/sequence_models.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <thread>
 
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 namespace pointrt {
 namespace {

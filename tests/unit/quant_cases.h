@@ -9,7 +9,7 @@
 
 #include "graph/onnx_import.h"
 #include "ops/kernel.h"
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 namespace pointrt::test {
 

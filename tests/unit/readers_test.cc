@@ -11,8 +11,8 @@
 #include "io/nonfinite.h"
 #include "io/npy.h"
 #include "io/point_cloud.h"
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::expect_error;

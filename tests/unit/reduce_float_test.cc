@@ -8,7 +8,7 @@
 #include <random>
 
 #include "ops/onnx/reduce/reduce.h"
-#include "test_util/op_tester.h"
+#include "support/op_tester.h"
 
 namespace pointrt {
 namespace {

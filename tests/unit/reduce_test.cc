@@ -20,8 +20,8 @@
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/softmax.h"
 #include "ops/onnx/reduce/topk.h"
-#include "test_util/expect_error.h"
-#include "test_util/op_tester.h"
+#include "support/expect_error.h"
+#include "support/op_tester.h"
 
 using namespace pointrt;
 using namespace pointrt::reduce;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/pose/rigid_fit.h"
-#include "test_util/single_node.h"
+#include "support/single_node.h"
 
 using namespace pointrt;
 using namespace pointrt::pose;

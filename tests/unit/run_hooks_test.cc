@@ -1,7 +1,7 @@
 // SessionOptions::observe and RunHooks: tools see (and may replace) intermediate values.
 #include <gtest/gtest.h>
 
-#include "test_util/model_builder.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::ModelBuilder;

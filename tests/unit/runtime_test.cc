@@ -7,8 +7,8 @@
 
 #include "io/npy.h"
 #include "io/tensor_compare.h"
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::expect_error_with;
@@ -68,6 +68,25 @@ TEST(Loader, UnimportedDomainIsAnError) {
   b.node("Relu", {"x"}, {"y"}, "com.example", "r");
   b.output("y");
   expect_error_with([&] { b.load("m.onnx"); }, {"com.example", "opset_import"});
+}
+
+TEST(Loader, InternalAttributeFromAFileIsAnError) {
+  // pointrt's passes mark rewritten nodes with __pointrt_* attributes (layouts, fused epilogues); a
+  // file must not be able to set them.
+  ModelBuilder b;
+  b.input("x", DType::kFloat32, {int64_t(1), int64_t(1), int64_t(4), int64_t(4)});
+  auto& pool = b.node("MaxPool", {"x"}, {"y"}, "", "pool_with_marks");
+  ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_int(pool, "__pointrt_int8_nhwc", 1);
+  b.output("y", DType::kFloat32);
+  expect_error_with([&] { b.load("marks.onnx"); },
+                    {"marks.onnx", "pool_with_marks", "'__pointrt_int8_nhwc'", "reserved"});
+  // A look-alike that is not the prefix is an ordinary (unknown, ignored) attribute.
+  ModelBuilder ok;
+  ok.input("x", DType::kFloat32, {int64_t(2)});
+  ModelBuilder::attr_int(ok.node("Relu", {"x"}, {"y"}, "", "r"), "_pointrt_x", 1);
+  ok.output("y", DType::kFloat32);
+  EXPECT_NO_THROW(ok.load("ok.onnx"));
 }
 
 TEST(Loader, ExternalDataIsReadRelativeToTheModel) {

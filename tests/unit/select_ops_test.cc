@@ -2,7 +2,7 @@
 // behaviour worked out by hand, sizes 0 and 1, both attribute forms, and the errors.
 #include <gtest/gtest.h>
 
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "test_util/random.h"
-#include "test_util/sequence_models.h"
+#include "support/random.h"
+#include "support/sequence_models.h"
 
 using namespace pointrt;
 using namespace pointrt::test;

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/checked_size.h"
-#include "test_util/expect_error.h"
-#include "test_util/model_builder.h"
+#include "support/expect_error.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 using pointrt::test::expect_error;

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "ops/onnx/reduce/matmul.h"
-#include "test_util/random.h"
+#include "support/random.h"
 
 namespace pointrt {
 namespace {

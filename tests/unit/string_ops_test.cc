@@ -6,7 +6,7 @@
 
 #include "ops/onnx/elementwise/cast_string.h"
 #include "ops/onnx/strings/string_ops.h"
-#include "test_util/node_runner.h"
+#include "support/node_runner.h"
 
 // Not `using namespace pointrt`: its namespace `strings` would clash with the helper below.
 using pointrt::DType;

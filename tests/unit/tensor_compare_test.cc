@@ -6,7 +6,7 @@
 #include "io/npy.h"
 #include "io/reference_file.h"
 #include "io/tensor_compare.h"
-#include "test_util/model_builder.h"
+#include "support/model_builder.h"
 
 using namespace pointrt;
 

@@ -9,8 +9,8 @@
 #include "onnx/onnx_pb.h"
 #include "ops/kernel.h"
 #include "pointrt/pointrt.h"
-#include "test_util/op_tester.h"
-#include "test_util/random.h"
+#include "support/op_tester.h"
+#include "support/random.h"
 
 namespace pointrt::nn::test_helpers {
 

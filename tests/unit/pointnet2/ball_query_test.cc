@@ -11,7 +11,7 @@
 
 #include "ops/pointnet2/ball_query.h"
 #include "ops/pointnet2/spatial_grid.h"
-#include "test_util/expect_error.h"
+#include "support/expect_error.h"
 #include "unit/pointnet2/pointnet2_test_util.h"
 
 namespace pointrt {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ops/pointnet2/furthest_point_sample.h"
-#include "test_util/expect_error.h"
+#include "support/expect_error.h"
 #include "unit/pointnet2/pointnet2_test_util.h"
 
 namespace pointrt {

@@ -13,7 +13,7 @@
 #include "ops/pointnet2/gather_points.h"
 #include "ops/pointnet2/group_points.h"
 #include "ops/pointnet2/three_interpolate.h"
-#include "test_util/expect_error.h"
+#include "support/expect_error.h"
 #include "unit/pointnet2/pointnet2_test_util.h"
 
 namespace pointrt {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "test_util/model_builder.h"
-#include "test_util/node_runner.h"
+#include "support/model_builder.h"
+#include "support/node_runner.h"
 
 namespace pointrt::test {
 

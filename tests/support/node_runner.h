@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/common.h"
-#include "test_util/model_builder.h"
+#include "support/model_builder.h"
 
 namespace pointrt::test {
 

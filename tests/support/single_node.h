@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "test_util/expect_error.h"  // expect_error_with
-#include "test_util/node_runner.h"
+#include "support/expect_error.h"  // expect_error_with
+#include "support/node_runner.h"
 
 namespace pointrt::test {
 
