@@ -10,16 +10,14 @@
 #include "io/tensor_compare.h"
 #include "ops/kernel.h"
 #include "ops/onnx/rnn/rnn.h"
+#include "support/kernel_runner.h"
 
 using namespace pointrt;
 using namespace pointrt::rnn;
 
 namespace {
 
-class HeapAllocator : public Allocator {
- public:
-  Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
-};
+using pointrt::test::HeapAllocator;
 
 struct RnnCase {
   Cell cell = Cell::kLstm;

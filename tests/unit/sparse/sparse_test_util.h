@@ -21,18 +21,16 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/voxelize.h"
 #include "pointrt/pointrt.h"
+#include "support/kernel_runner.h"
 
 namespace pointrt::sparse::test_helpers {
 
-struct HeapAllocator : Allocator {
-  Tensor allocate(DType d, const Shape& s) override { return Tensor::allocate(d, s); }
-};
-
-inline Attribute ints_attr(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
-inline Attribute int_attr(int64_t v) { return Attribute::make_int(std::move(v)); }
-inline Attribute float_attr(float v) { return Attribute::make_float(std::move(v)); }
-inline Attribute floats_attr(std::vector<float> v) { return Attribute::make_floats(std::move(v)); }
-inline Attribute string_attr(std::string s) { return Attribute::make_string(std::move(s)); }
+using pointrt::test::float_attr;
+using pointrt::test::floats_attr;
+using pointrt::test::HeapAllocator;
+using pointrt::test::int_attr;
+using pointrt::test::ints_attr;
+using pointrt::test::string_attr;
 
 // A graph of pointrt nodes whose kernels are run directly on given tensors.
 struct TestGraph {

@@ -13,6 +13,7 @@
 
 #include "ops/kernel.h"
 #include "pointrt/pointrt.h"
+#include "support/kernel_runner.h"
 
 namespace pointrt::tensor::test_helpers {
 
@@ -74,54 +75,28 @@ inline Shape random_shape(std::mt19937& rng, int rank, bool allow_zero = true) {
 }
 
 // ---- running one node through the operator table
-class HeapAllocator : public Allocator {
- public:
-  Tensor allocate(DType dtype, const Shape& shape) override { return Tensor::allocate(dtype, shape); }
-};
+using pointrt::test::HeapAllocator;
 
-inline Attribute attr_int(int64_t v) { return Attribute::make_int(std::move(v)); }
-inline Attribute attr_ints(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
-inline Attribute attr_str(std::string v) { return Attribute::make_string(std::move(v)); }
-inline Attribute attr_float(float v) { return Attribute::make_float(std::move(v)); }
-inline Attribute attr_tensor(Tensor t) {
-  Attribute a;
-  a.kind = Attribute::Kind::kTensor;
-  a.t = std::move(t);
-  return a;
-}
+inline Attribute attr_int(int64_t v) { return test::int_attr(v); }
+inline Attribute attr_ints(std::vector<int64_t> v) { return test::ints_attr(std::move(v)); }
+inline Attribute attr_str(std::string v) { return test::string_attr(std::move(v)); }
+inline Attribute attr_float(float v) { return test::float_attr(v); }
+inline Attribute attr_tensor(Tensor t) { return test::tensor_attr(std::move(t)); }
 
-// Inputs that are undefined Tensors are passed as omitted optional inputs.
+// The node "n1" through its kernel, its inputs named data, indices, updates, axes, steps (in
+// messages), shapes unknown to prepare. Undefined tensors are omitted optional inputs.
 inline std::vector<Tensor> run_op(const std::string& op, int opset, const std::vector<Tensor>& inputs,
                                   std::map<std::string, Attribute> attrs = {}, size_t num_outputs = 1) {
-  Graph g;
-  Node n;
-  n.name = "n1";
-  n.op_type = op;
-  n.opset = opset;
   const char* names[] = {"data", "indices", "updates", "axes", "steps"};
+  std::vector<test::KernelInput> ins(inputs.size());
+  std::vector<const Tensor*> fed;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) {
-      n.inputs.push_back(-1);
-      continue;
-    }
-    int id = g.add_value(i < 5 ? names[i] : "in" + std::to_string(i));
-    g.values[id].dtype = inputs[i].dtype();
-    n.inputs.push_back(id);
+    fed.push_back(inputs[i].defined() ? &inputs[i] : nullptr);
+    if (!inputs[i].defined()) continue;
+    ins[i].value = inputs[i];
+    ins[i].name = i < 5 ? names[i] : "in" + std::to_string(i);
   }
-  for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(g.add_value("out" + std::to_string(i)));
-  n.attrs.items = std::move(attrs);
-  n.attrs.owner = n.describe();
-  const OpEntry* e = op_table().find("", op, opset);
-  if (!e) throw Error("no table row for " + op + " at opset " + std::to_string(opset));
-  auto kernel = e->factory(KernelInit{n, g});
-  std::vector<const Tensor*> ins;
-  for (const auto& t : inputs) ins.push_back(t.defined() ? &t : nullptr);
-  std::vector<Tensor> outs(num_outputs);
-  HeapAllocator alloc;
-  RunCache cache;
-  KernelContext ctx(n, ins, outs, alloc, cache);
-  kernel->run(ctx);
-  return outs;
+  return test::KernelHarness(op, opset, std::move(attrs), ins, num_outputs, "n1").run(fed);
 }
 
 inline std::string error_of(const std::function<void()>& f) {

@@ -1,99 +1,19 @@
-// Image family: Resize / Upsample, GridSample, NonMaxSuppression.
-// Optimised kernels against the naive references on awkward sizes, plus error paths through
-// the operator table's factories.
+// Resize (and Upsample): the optimised kernel against the reference in every mode, aspect-ratio
+// policies, element types, known values, prepared plans, crops, optional inputs, old opsets, errors.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
-#include <optional>
-#include <random>
 
-#include "ops/kernel.h"
-#include "ops/onnx/image/grid_sample.h"
-#include "ops/onnx/image/non_max_suppression.h"
 #include "ops/onnx/image/resize.h"
-#include "support/op_tester.h"
-#include "support/random.h"
+#include "unit/image/image_test_util.h"
 
 using namespace pointrt;
 using namespace pointrt::image;
-using pointrt::test::random_values;
+using namespace pointrt::image::test_helpers;
 
 namespace {
 
-Tensor floats(const Shape& shape, std::vector<float> v) {
-  Tensor t = Tensor::allocate(DType::kFloat32, shape);
-  std::copy(v.begin(), v.end(), t.data_as<float>());
-  return t;
-}
-Tensor int64s(const Shape& shape, std::vector<int64_t> v) {
-  Tensor t = Tensor::allocate(DType::kInt64, shape);
-  std::copy(v.begin(), v.end(), t.data_as<int64_t>());
-  return t;
-}
-
-// Runs one node through its operator-table factory with the given inputs (nullopt = omitted).
-struct HeapAlloc : Allocator {
-  Tensor allocate(DType d, const Shape& s) override { return Tensor::allocate(d, s); }
-};
-
-struct NodeHarness {
-  Graph graph;
-  Node* node = nullptr;
-  std::unique_ptr<OpKernel> kernel;
-
-  // `constants`: inputs known at prepare time (their value is baked in); `declared`: a fixed
-  // shape declared for input 0.
-  NodeHarness(const std::string& op, int64_t opset, std::map<std::string, Attribute> attrs,
-              const std::vector<std::optional<Tensor>>& prepare_inputs, const std::vector<bool>& constants = {},
-              std::optional<Shape> declared = std::nullopt) {
-    Node n;
-    n.name = "n0";
-    n.op_type = op;
-    n.opset = opset;
-    n.attrs.items = std::move(attrs);
-    n.attrs.owner = n.describe();
-    for (size_t i = 0; i < prepare_inputs.size(); ++i) {
-      if (!prepare_inputs[i]) {
-        n.inputs.push_back(-1);
-        continue;
-      }
-      int id = graph.add_value("in" + std::to_string(i));
-      graph.values[id].dtype = prepare_inputs[i]->dtype();
-      if (i < constants.size() && constants[i]) graph.values[id].constant = *prepare_inputs[i];
-      if (i == 0 && declared) {
-        graph.values[id].has_shape = true;
-        for (int64_t d : *declared) graph.values[id].shape.push_back(Dim{d, ""});
-      }
-      n.inputs.push_back(id);
-    }
-    n.outputs.push_back(graph.add_value("out"));
-    graph.nodes.push_back(std::move(n));
-    node = &graph.nodes.back();
-    const OpEntry* e = op_table().find("", op, opset);
-    if (e == nullptr) throw Error("no table row for " + op);
-    kernel = e->factory(KernelInit{*node, graph});
-  }
-
-  Tensor run(const std::vector<std::optional<Tensor>>& inputs) {
-    std::vector<const Tensor*> ptrs;
-    for (auto& t : inputs) ptrs.push_back(t ? &*t : nullptr);
-    std::vector<Tensor> outs(1);
-    HeapAlloc alloc;
-    RunCache cache;
-    KernelContext ctx(*node, ptrs, outs, alloc, cache);
-    kernel->run(ctx);
-    return outs[0];
-  }
-};
-
-Attribute str_attr(const std::string& s) { return Attribute::make_string(std::move(s)); }
-Attribute int_attr(int64_t v) { return Attribute::make_int(std::move(v)); }
-Attribute float_attr(float v) { return Attribute::make_float(std::move(v)); }
-Attribute ints_attr(std::vector<int64_t> v) { return Attribute::make_ints(std::move(v)); }
-Attribute floats_attr(std::vector<float> v) { return Attribute::make_floats(std::move(v)); }
-
-// ---------------------------------------------------------------------------------------------
 // Resize: optimised vs reference
 
 struct ResizeCase {
@@ -227,7 +147,7 @@ TEST(Resize, NearestIntegerScaleIsRepeat) {
 
 TEST(Resize, BilinearHalfPixelKnownValues) {
   // 1x1x2x2 -> 4x4 bilinear half_pixel (the ONNX example, test_resize_upsample_scales_linear).
-  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}},
+  NodeHarness h("Resize", 13, {{"mode", string_attr("linear")}},
                 {floats({1, 1, 2, 2}, {1, 2, 3, 4}), std::nullopt, floats({4}, {1, 1, 2, 2})});
   Tensor y = h.run({floats({1, 1, 2, 2}, {1, 2, 3, 4}), std::nullopt, floats({4}, {1, 1, 2, 2})});
   const float expect[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
@@ -240,7 +160,7 @@ TEST(Resize, PreparedPlanAndShapeChange) {
   // different shape must still be right (plan rebuilt).
   Tensor s = floats({4}, {1, 1, 2, 0.5f});
   Tensor x0 = random_values(DType::kFloat32, {1, 2, 4, 6}, 9);
-  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}}, {x0, std::nullopt, s}, {false, false, true},
+  NodeHarness h("Resize", 13, {{"mode", string_attr("linear")}}, {x0, std::nullopt, s}, {false, false, true},
                 Shape{1, 2, 4, 6});
   for (const Shape& shape : {Shape{1, 2, 4, 6}, Shape{2, 1, 3, 9}}) {
     Tensor x = random_values(DType::kFloat32, shape, 10);
@@ -258,8 +178,8 @@ TEST(Resize, CropOutsideGivesExtrapolationValue) {
   Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 14);
   Tensor roi = floats({8}, {0, 0, 1.5f, 0, 1, 1, 2.5f, 1});  // H crop entirely below the input
   NodeHarness h("Resize", 13,
-                {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")},
-                 {"mode", str_attr("linear")},
+                {{"coordinate_transformation_mode", string_attr("tf_crop_and_resize")},
+                 {"mode", string_attr("linear")},
                  {"extrapolation_value", float_attr(-3.25f)}},
                 {x, roi, floats({4}, {1, 1, 2, 1})});
   Tensor y = h.run({x, roi, floats({4}, {1, 1, 2, 1})});
@@ -271,22 +191,22 @@ TEST(Resize, OptionalInputsEmptyTensors) {
   // Opset 11 style: roi and scales present but empty, sizes given.
   Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 12);
   Tensor empty = Tensor::allocate(DType::kFloat32, {0});
-  NodeHarness h("Resize", 11, {{"mode", str_attr("nearest")}}, {x, empty, empty, int64s({4}, {1, 1, 6, 2})});
+  NodeHarness h("Resize", 11, {{"mode", string_attr("nearest")}}, {x, empty, empty, int64s({4}, {1, 1, 6, 2})});
   Tensor y = h.run({x, empty, empty, int64s({4}, {1, 1, 6, 2})});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 6, 2}));
 }
 
 TEST(Resize, Opset10AndUpsample) {
   Tensor x = floats({1, 1, 2, 2}, {1, 2, 3, 4});
-  NodeHarness r10("Resize", 10, {{"mode", str_attr("nearest")}}, {x, floats({4}, {1, 1, 2, 3})});
+  NodeHarness r10("Resize", 10, {{"mode", string_attr("nearest")}}, {x, floats({4}, {1, 1, 2, 3})});
   Tensor y = r10.run({x, floats({4}, {1, 1, 2, 3})});
   ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 6}));
   const float e[24] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
   for (int i = 0; i < 24; ++i) EXPECT_EQ(y.data_as<float>()[i], e[i]);
-  NodeHarness u7("Upsample", 7, {{"mode", str_attr("nearest")}, {"scales", floats_attr({1, 1, 2, 3})}}, {x});
+  NodeHarness u7("Upsample", 7, {{"mode", string_attr("nearest")}, {"scales", floats_attr({1, 1, 2, 3})}}, {x});
   Tensor y7 = u7.run({x});
   for (int i = 0; i < 24; ++i) EXPECT_EQ(y7.data_as<float>()[i], e[i]);
-  NodeHarness u9("Upsample", 9, {{"mode", str_attr("linear")}}, {x, floats({4}, {1, 1, 2, 2})});
+  NodeHarness u9("Upsample", 9, {{"mode", string_attr("linear")}}, {x, floats({4}, {1, 1, 2, 2})});
   Tensor y9 = u9.run({x, floats({4}, {1, 1, 2, 2})});
   // asymmetric linear: row 0 = 1, 1.5, 2, 2 (edge clamped)
   EXPECT_FLOAT_EQ(y9.data_as<float>()[1], 1.5f);
@@ -297,7 +217,7 @@ TEST(Resize, Opset10AndUpsample) {
 
 TEST(Resize, ErrorPaths) {
   Tensor x = random_values(DType::kFloat32, {1, 1, 3, 3}, 13);
-  NodeHarness h("Resize", 13, {{"mode", str_attr("linear")}},
+  NodeHarness h("Resize", 13, {{"mode", string_attr("linear")}},
                 {x, std::nullopt, floats({4}, {1, 1, 2, 2}), std::nullopt});
   // both scales and sizes
   try {
@@ -320,17 +240,17 @@ TEST(Resize, ErrorPaths) {
   EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({4}, {1, 1, -1, 2})}), Error);  // negative size
   EXPECT_THROW(h.run({x, std::nullopt, std::nullopt, int64s({3}, {1, 1, 2})}), Error);      // short sizes
   // tf_crop_and_resize without roi
-  NodeHarness crop("Resize", 13, {{"coordinate_transformation_mode", str_attr("tf_crop_and_resize")}},
+  NodeHarness crop("Resize", 13, {{"coordinate_transformation_mode", string_attr("tf_crop_and_resize")}},
                    {x, std::nullopt, floats({4}, {1, 1, 2, 2})});
   EXPECT_THROW(crop.run({x, std::nullopt, floats({4}, {1, 1, 2, 2})}), Error);
   EXPECT_THROW(crop.run({x, floats({4}, {0, 0, 1, 1}), floats({4}, {1, 1, 2, 2})}), Error);  // roi too short
   // bad attributes are reported at prepare
-  EXPECT_THROW(NodeHarness("Resize", 13, {{"mode", str_attr("bilinearx")}}, {x}), Error);
-  EXPECT_THROW(NodeHarness("Resize", 13, {{"coordinate_transformation_mode", str_attr("tf")}}, {x}), Error);
-  EXPECT_THROW(NodeHarness("Resize", 13, {{"nearest_mode", str_attr("round")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"mode", string_attr("bilinearx")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"coordinate_transformation_mode", string_attr("tf")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 13, {{"nearest_mode", string_attr("round")}}, {x}), Error);
   EXPECT_THROW(NodeHarness("Resize", 18, {{"antialias", int_attr(1)}}, {x}), Error);  // nearest + antialias
-  EXPECT_THROW(NodeHarness("Resize", 18, {{"keep_aspect_ratio_policy", str_attr("fit")}}, {x}), Error);
-  EXPECT_THROW(NodeHarness("Resize", 10, {{"mode", str_attr("cubic")}}, {x}), Error);  // cubic needs 11
+  EXPECT_THROW(NodeHarness("Resize", 18, {{"keep_aspect_ratio_policy", string_attr("fit")}}, {x}), Error);
+  EXPECT_THROW(NodeHarness("Resize", 10, {{"mode", string_attr("cubic")}}, {x}), Error);  // cubic needs 11
   // axes out of range / repeated
   NodeHarness ax("Resize", 18, {{"axes", ints_attr({2, 2})}}, {x});
   EXPECT_THROW(ax.run({x, std::nullopt, floats({2}, {2, 2})}), Error);
@@ -371,152 +291,6 @@ TEST(Resize, Bilinear2xSpeedSanity) {
   ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 5;
   std::printf("Resize nearest 2x [1,64,128,128] -> [1,64,256,256]: %.2f ms\n", ms);
   EXPECT_EQ(y.data_as<float>()[0], x.data_as<float>()[0]);
-}
-
-// ---------------------------------------------------------------------------------------------
-// GridSample
-
-Tensor random_grid(const Shape& shape, uint32_t seed) {
-  Tensor g = random_values(DType::kFloat32, shape, seed, -1.3, 1.3);
-  // Sprinkle exact borders, centres and half-pixel positions.
-  const float special[] = {-1.f, 1.f, 0.f, -1.25f, 1.25f, 0.5f, -3.7f, 2.9f};
-  for (int64_t i = 0; i < g.numel(); i += 7) g.data_as<float>()[i] = special[(i / 7) % 8];
-  return g;
-}
-
-TEST(GridSample, OptimisedMatchesReference) {
-  using M = GridSampleAttrs::Mode;
-  using P = GridSampleAttrs::Padding;
-  struct Case {
-    Shape x, grid;
-  };
-  const std::vector<Case> cases = {
-      {{1, 1, 1, 1}, {1, 2, 3, 2}},        // 1x1 input
-      {{2, 3, 5, 7}, {2, 4, 9, 2}},        // odd sizes
-      {{1, 2, 4, 4}, {1, 1, 1, 2}},        // one output point
-      {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 3}},  // 3-D (opset 20)
-      {{2, 1, 9}, {2, 5, 1}},              // 1-D (opset 20)
-      {{1, 1, 1, 6}, {1, 3, 3, 2}},        // 1-high, reflection with a single row
-  };
-  uint32_t seed = 100;
-  for (M mode : {M::kNearest, M::kLinear, M::kCubic})
-    for (P pad : {P::kZeros, P::kBorder, P::kReflection})
-      for (int ac = 0; ac < 2; ++ac)
-        for (const Case& c : cases) {
-          GridSampleAttrs a;
-          a.mode = mode;
-          a.padding = pad;
-          a.align_corners = ac;
-          Tensor x = random_values(DType::kFloat32, c.x, seed++);
-          Tensor g = random_grid(c.grid, seed++);
-          Shape out = grid_sample_output_shape(c.x, c.grid, 20, "t");
-          Tensor y = Tensor::allocate(DType::kFloat32, out), yr = Tensor::allocate(DType::kFloat32, out);
-          grid_sample_run(a, x, g, y);
-          grid_sample_reference(a, x, g, yr);
-          test::expect_close(y, yr, test::Tol{1e-5, 1e-5},
-                             "gridsample mode " + std::to_string(int(mode)) + " pad " + std::to_string(int(pad)) +
-                                 " ac " + std::to_string(ac) + " x " + shape_to_string(c.x));
-        }
-}
-
-TEST(GridSample, IdentityGridReproducesInput) {
-  // align_corners=1 with a grid at the pixel centres returns the input exactly (linear).
-  Tensor x = random_values(DType::kFloat32, {1, 2, 3, 5}, 7);
-  Tensor g = Tensor::allocate(DType::kFloat32, {1, 3, 5, 2});
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 5; ++j) {
-      g.data_as<float>()[(i * 5 + j) * 2 + 0] = -1.f + 2.f * j / 4;
-      g.data_as<float>()[(i * 5 + j) * 2 + 1] = -1.f + 2.f * i / 2;
-    }
-  NodeHarness h("GridSample", 16, {{"align_corners", int_attr(1)}}, {x, g});
-  Tensor y = h.run({x, g});
-  test::expect_close(y, x, test::Tol{1e-6, 1e-6}, "identity grid");
-}
-
-TEST(GridSample, ErrorPaths) {
-  Tensor x = random_values(DType::kFloat32, {1, 1, 2, 3, 4}, 1);
-  Tensor g3 = random_grid({1, 2, 2, 2, 3}, 2);
-  NodeHarness h16("GridSample", 16, {}, {x, g3});
-  EXPECT_THROW(h16.run({x, g3}), Error);  // 5-D needs opset 20
-  NodeHarness h20("GridSample", 20, {}, {x, g3});
-  EXPECT_EQ(h20.run({x, g3}).shape(), (Shape{1, 1, 2, 2, 2}));
-  Tensor bad = random_grid({1, 2, 2, 2, 2}, 3);  // last dim must be 3
-  EXPECT_THROW(h20.run({x, bad}), Error);
-  EXPECT_THROW(NodeHarness("GridSample", 16, {{"mode", str_attr("linear")}}, {x, g3}), Error);    // 20's name
-  EXPECT_THROW(NodeHarness("GridSample", 20, {{"mode", str_attr("bilinear")}}, {x, g3}), Error);  // 16's name
-  EXPECT_THROW(NodeHarness("GridSample", 20, {{"padding_mode", str_attr("wrap")}}, {x, g3}), Error);
-}
-
-// ---------------------------------------------------------------------------------------------
-// NonMaxSuppression
-
-TEST(NonMaxSuppression, SpecExampleAndOptions) {
-  // The ONNX example: 6 boxes, one class.
-  Tensor boxes = floats(
-      {1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
-  Tensor scores = floats({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
-  Tensor max_out = int64s({1}, {3});
-  Tensor iou = floats({1}, {0.5f});
-  Tensor score_th = floats({1}, {0.0f});
-  NodeHarness h("NonMaxSuppression", 11, {}, {boxes, scores, max_out, iou, score_th});
-  Tensor y = h.run({boxes, scores, max_out, iou, score_th});
-  ASSERT_EQ(y.shape(), (Shape{3, 3}));
-  const int64_t e[9] = {0, 0, 3, 0, 0, 0, 0, 0, 5};
-  for (int i = 0; i < 9; ++i) EXPECT_EQ(y.data_as<int64_t>()[i], e[i]);
-  // No max_output_boxes_per_class: nothing selected (default 0).
-  EXPECT_EQ(h.run({boxes, scores, std::nullopt, iou, score_th}).shape(), (Shape{0, 3}));
-  // Score threshold 0.55 drops boxes 4 and 5; iou 0 absent -> any overlap suppresses.
-  Tensor y2 = h.run({boxes, scores, int64s({1}, {10}), std::nullopt, floats({1}, {0.55f})});
-  ASSERT_EQ(y2.shape(), (Shape{2, 3}));
-  EXPECT_EQ(y2.data_as<int64_t>()[2], 3);
-  EXPECT_EQ(y2.data_as<int64_t>()[5], 0);
-  // Equal scores: lower index first.
-  Tensor tie = floats({1, 1, 6}, {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f});
-  Tensor y3 = h.run({boxes, tie, int64s({1}, {10}), floats({1}, {0.5f}), std::nullopt});
-  ASSERT_EQ(y3.shape(), (Shape{3, 3}));
-  EXPECT_EQ(y3.data_as<int64_t>()[2], 0);
-  EXPECT_EQ(y3.data_as<int64_t>()[5], 3);
-  EXPECT_EQ(y3.data_as<int64_t>()[8], 5);
-}
-
-TEST(NonMaxSuppression, CenterPointBoxMatchesCorners) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(0, 10), w(0.5f, 3);
-  const int B = 2, N = 40, C = 3;
-  Tensor corners = Tensor::allocate(DType::kFloat32, {B, N, 4}), centers = Tensor::allocate(DType::kFloat32, {B, N, 4});
-  for (int i = 0; i < B * N; ++i) {
-    // Power-of-two-friendly values so that both encodings give bit-identical corners.
-    float x = std::round(u(rng) * 4) / 4, y = std::round(u(rng) * 4) / 4;
-    float bw = std::round(w(rng) * 4) / 2, bh = std::round(w(rng) * 4) / 2;
-    float* c = corners.data_as<float>() + 4 * i;
-    float* m = centers.data_as<float>() + 4 * i;
-    c[0] = y - bh / 2;
-    c[1] = x - bw / 2;
-    c[2] = y + bh / 2;
-    c[3] = x + bw / 2;
-    m[0] = x;
-    m[1] = y;
-    m[2] = bw;
-    m[3] = bh;
-  }
-  Tensor scores = random_values(DType::kFloat32, {B, C, N}, 6, 0, 1);
-  auto a = non_max_suppression(corners.data_as<float>(), scores.data_as<float>(), B, C, N, false, 7, 0.3f, true, 0.2f);
-  auto b = non_max_suppression(centers.data_as<float>(), scores.data_as<float>(), B, C, N, true, 7, 0.3f, true, 0.2f);
-  EXPECT_EQ(a, b);
-  EXPECT_FALSE(a.empty());
-}
-
-TEST(NonMaxSuppression, ErrorPaths) {
-  Tensor boxes = floats({1, 2, 4}, {0, 0, 1, 1, 0, 0, 2, 2});
-  Tensor scores = floats({1, 1, 2}, {0.5f, 0.6f});
-  NodeHarness h("NonMaxSuppression", 10, {}, {boxes, scores});
-  EXPECT_THROW(h.run({floats({1, 2, 3}, {0, 0, 1, 0, 0, 2}), scores}), Error);         // last dim 3
-  EXPECT_THROW(h.run({boxes, floats({1, 1, 3}, {0.1f, 0.2f, 0.3f})}), Error);          // box count mismatch
-  EXPECT_THROW(h.run({boxes, scores, int64s({1}, {2}), floats({1}, {1.5f})}), Error);  // iou > 1
-  EXPECT_THROW(h.run({boxes, scores, floats({1}, {2})}), Error);                       // max_out not int64
-  EXPECT_THROW(NodeHarness("NonMaxSuppression", 11, {{"center_point_box", int_attr(2)}}, {boxes, scores}), Error);
-  Tensor y = h.run({boxes, scores, int64s({}, {5}), floats({}, {0.1f})});  // scalar inputs
-  EXPECT_EQ(y.shape(), (Shape{1, 3}));                                     // the two boxes overlap with IoU 0.25 > 0.1
 }
 
 }  // namespace

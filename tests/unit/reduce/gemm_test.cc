@@ -1,0 +1,70 @@
+// Gemm: every transpose and C broadcast against the reference; constant weights; errors.
+#include <gtest/gtest.h>
+
+#include "ops/onnx/reduce/matmul.h"
+#include "unit/reduce/reduce_test_util.h"
+
+using namespace pointrt;
+using namespace pointrt::reduce;
+using namespace pointrt::reduce::test_helpers;
+
+namespace {
+
+TEST(Gemm, MatchesReference) {
+  uint32_t seed = 81;
+  for (DType dt : {DType::kFloat32, DType::kFloat64, DType::kInt32})
+    for (int64_t M : {0, 1, 5, 16, 17})
+      for (int64_t N : {1, 3, 16})
+        for (int64_t K : {0, 1, 15, 17})
+          for (int ta = 0; ta < 2; ++ta)
+            for (int tb = 0; tb < 2; ++tb)
+              for (int cs = 0; cs < 5; ++cs) {
+                Tensor a = random_tensor(dt, ta ? Shape{K, M} : Shape{M, K}, seed++);
+                Tensor b = random_tensor(dt, tb ? Shape{N, K} : Shape{K, N}, seed++);
+                const Shape c_shapes[] = {{}, {N}, {M, 1}, {M, N}, {1, N}};
+                Tensor c = random_tensor(dt, c_shapes[cs], seed++);
+                const float alpha = dt == DType::kInt32 ? 2.f : 0.5f, beta = dt == DType::kInt32 ? 3.f : -1.5f;
+                Tensor y = Tensor::allocate(dt, {M, N}), r = Tensor::allocate(dt, {M, N});
+                gemm_optimized(a, b, &c, ta, tb, alpha, beta, y);
+                gemm_reference(a, b, &c, ta, tb, alpha, beta, r);
+                test::expect_close(
+                    y, r, test::Tol{1e-4, 1e-4},
+                    str_cat("gemm ", dtype_name(dt), " M", M, " N", N, " K", K, " ta", ta, " tb", tb, " c", cs));
+                gemm_optimized(a, b, nullptr, ta, tb, alpha, 0.f, y);
+                gemm_reference(a, b, nullptr, ta, tb, alpha, 0.f, r);
+                test::expect_close(y, r, test::Tol{1e-4, 1e-4}, "gemm without C");
+              }
+}
+
+TEST(Gemm, NodeWithConstantWeights) {
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (bool with_c : {false, true}) {
+        Tensor a = random_tensor(DType::kFloat32, ta ? Shape{20, 9} : Shape{9, 20}, 1);
+        Tensor b = random_tensor(DType::kFloat32, tb ? Shape{13, 20} : Shape{20, 13}, 2);
+        Tensor c = random_tensor(DType::kFloat32, {13}, 3);
+        std::map<std::string, Attribute> attrs = {
+            {"transA", int_attr(ta)}, {"transB", int_attr(tb)}, {"beta", float_attr(0.5f)}};
+        auto y = run_node({"Gemm", 13, attrs, {a, b, with_c ? c : Tensor()}, {false, true, true}});
+        Tensor r = Tensor::allocate(DType::kFloat32, {9, 13});
+        gemm_reference(a, b, with_c ? &c : nullptr, ta, tb, 1.f, 0.5f, r);
+        test::expect_close(y[0], r, test::Tol{1e-4, 1e-4}, str_cat("packed gemm ta", ta, " tb", tb, " c", with_c));
+      }
+  Tensor a = random_tensor(DType::kFloat32, {3, 4}, 1), b = random_tensor(DType::kFloat32, {5, 6}, 2);
+  expect_error_with([&] { run_node({"Gemm", 13, {}, {a, b}}); }, {"n0", "[3, 4]", "[5, 6]"});
+  expect_error_with(
+      [&] {
+        run_node({"Gemm", 9, {}, {a, random_tensor(DType::kFloat32, {4, 6}, 2)}});
+      },
+      {"n0", "C is required"});
+  expect_error_with(
+      [&] {
+        run_node({"Gemm",
+                  13,
+                  {},
+                  {a, random_tensor(DType::kFloat32, {4, 6}, 2), random_tensor(DType::kFloat32, {2, 6}, 3)}});
+      },
+      {"n0", "[2, 6]", "broadcast"});
+}
+
+}  // namespace
