@@ -58,7 +58,15 @@ TEST(MaxPool2d, MatchesTheReference) {
           }
         }
   check({1, 3, 40, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);  // CenterPoint's peak test
-  check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);     // asymmetric everything
+  // Rows of a vector width and one off it (whole-vector passes over padded rows), 1 and empty.
+  for (int64_t w : {1, 15, 16, 17, 31, 32, 33, 128})
+    for (int64_t pad : {0, 1}) {
+      if (w + 2 * pad >= 3) check({1, 2, 5, w}, {3, 3}, {1, 1}, {1, 1}, {pad, pad, pad, pad}, false, seed++);
+      if (w + 2 * pad >= 5) check({1, 2, 5, w}, {3, 3}, {1, 1}, {2, 2}, {pad, pad, pad, pad}, true, seed++);
+      if (w + pad >= 3) check({1, 2, 5, w}, {2, 3}, {1, 2}, {1, 1}, {pad, 0, pad, pad}, true, seed++);
+    }
+  check({0, 2, 5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, seed++);
+  check({1, 2, 5, 7}, {3, 2}, {2, 1}, {1, 1}, {1, 0, 1, 1}, true, seed++);  // asymmetric everything
 }
 
 template <typename T>
