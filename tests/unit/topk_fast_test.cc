@@ -88,7 +88,7 @@ TEST(TopKFast, NaNAndTiesInLaterBlocks) {
     for (int64_t at : {int64_t(70), int64_t(128), R - 1}) p[at] = std::numeric_limits<float>::quiet_NaN();
     for (int64_t at : {int64_t(100), int64_t(101), int64_t(190) % R}) p[R + at] = 5.f;
     p[R + 64] = -std::numeric_limits<float>::quiet_NaN();
-    for (int64_t k : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(16), int64_t(32)})
+    for (int64_t k : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(8), int64_t(9), int64_t(16), int64_t(32)})
       for (bool largest : {true, false}) {
         Tensor va = Tensor::allocate(x.dtype(), {2, k}), ia = Tensor::allocate(DType::kInt64, {2, k});
         Tensor vb = Tensor::allocate(x.dtype(), {2, k}), ib = Tensor::allocate(DType::kInt64, {2, k});
