@@ -41,7 +41,8 @@ void check(const Shape& s, const std::vector<bool>& reduced, uint32_t seed, bool
 
 TEST(ReduceFloatFast, LastAxisShortAndLongRows) {
   uint32_t seed = 1;
-  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 1023, 1024, 1025, 3000})
+  // 16-lane steps and their tails (31..49), the benchmark's rows of 256
+  for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 47, 48, 49, 256, 1023, 1024, 1025, 3000})
     for (int64_t rows : {1, 3, 70})
       for (bool nan : {false, true}) check({rows, R}, {false, true}, seed++, nan);
 }
@@ -50,7 +51,7 @@ TEST(ReduceFloatFast, MiddleAndLeadingAxes) {
   uint32_t seed = 100;
   // 4-row steps and their tails; chunks of 64 rows (float sums) and their edges
   for (int64_t R : {1, 2, 3, 4, 5, 6, 7, 32, 63, 64, 65, 129, 1025})
-    for (int64_t inner : {2, 3, 17, 1023, 1025, 4095, 4097})
+    for (int64_t inner : {2, 3, 15, 16, 17, 48, 63, 64, 1023, 1025, 4095, 4097})  // narrow max/min below 64
       for (bool nan : {false, true}) {
         if (R * inner > 40000) continue;  // the reference is slow; these sizes cover every block edge
         check({2, R, inner}, {false, true, false}, seed++, nan);

@@ -48,7 +48,8 @@ template <typename T>
 void check_against_reference(const Shape& s, int64_t axis, int64_t distinct, bool specials, uint32_t seed) {
   Tensor x = random_values<T>(s, seed, distinct, specials);
   const int64_t R = s[axis];
-  for (int64_t k : {int64_t(0), int64_t(1), int64_t(3), int64_t(32), int64_t(33), R / 4 - 1, R / 4, R / 2, R - 1, R}) {
+  for (int64_t k :
+       {int64_t(0), int64_t(1), int64_t(3), int64_t(16), int64_t(32), int64_t(33), R / 4 - 1, R / 4, R / 2, R - 1, R}) {
     if (k < 0 || k > R) continue;
     Shape out = s;
     out[axis] = k;
@@ -64,8 +65,10 @@ void check_against_reference(const Shape& s, int64_t axis, int64_t distinct, boo
   }
 }
 
-// Line lengths around the strategy switches (k 32 for small k, R 256 and k R/4 for radix).
-const std::vector<Shape> kShapes = {{1}, {7}, {3, 17}, {2, 255}, {2, 256}, {1, 257}, {3, 1000}, {5, 3, 40}};
+// Line lengths around the strategy switches (k 32 for small k, R 256 and k R/4 for radix) and the
+// 64-key blocks of the one-pass scans (63, 64, 65, 128, 129).
+const std::vector<Shape> kShapes = {{1},      {7},      {3, 17},  {2, 63},  {2, 64},   {1, 65},   {3, 128},
+                                    {2, 129}, {2, 255}, {2, 256}, {1, 257}, {3, 1000}, {5, 3, 40}};
 
 TEST(TopKFast, FloatsWithTiesNaNAndSignedZeros) {
   uint32_t seed = 1;
@@ -75,6 +78,26 @@ TEST(TopKFast, FloatsWithTiesNaNAndSignedZeros) {
         check_against_reference<float>(s, axis, distinct, true, seed++);
         check_against_reference<double>(s, axis, distinct, true, seed++);
       }
+}
+
+TEST(TopKFast, NaNAndTiesInLaterBlocks) {
+  // The best keys arrive after the k-th is bounded: NaN and ties of the maximum in blocks 2-4.
+  for (int64_t R : {int64_t(129), int64_t(200), int64_t(256)}) {
+    Tensor x = random_values<float>({2, R}, static_cast<uint32_t>(R), 7, false);
+    float* p = x.data_as<float>();
+    for (int64_t at : {int64_t(70), int64_t(128), R - 1}) p[at] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t at : {int64_t(100), int64_t(101), int64_t(190) % R}) p[R + at] = 5.f;
+    p[R + 64] = -std::numeric_limits<float>::quiet_NaN();
+    for (int64_t k : {int64_t(1), int64_t(2), int64_t(3), int64_t(4), int64_t(8), int64_t(9), int64_t(16), int64_t(32)})
+      for (bool largest : {true, false}) {
+        Tensor va = Tensor::allocate(x.dtype(), {2, k}), ia = Tensor::allocate(DType::kInt64, {2, k});
+        Tensor vb = Tensor::allocate(x.dtype(), {2, k}), ib = Tensor::allocate(DType::kInt64, {2, k});
+        topk_optimized(x, 1, k, largest, va, ia);
+        topk_reference(x, 1, k, largest, vb, ib);
+        ASSERT_TRUE(same_bits(ia, ib)) << "R " << R << " k " << k << " largest " << largest;
+        ASSERT_TRUE(same_bits(va, vb)) << "R " << R << " k " << k << " largest " << largest;
+      }
+  }
 }
 
 TEST(TopKFast, IntegersInSmallAndWideRanges) {

@@ -42,9 +42,11 @@
 
 namespace pointrt::elementwise::bcast {
 
-/// Outputs with at least this many elements are split across OpenMP threads (below it, waking
-/// a sleeping thread costs more than the half of the loop it would take).
-constexpr int64_t kParallelMinElements = 1 << 17;
+/// Outputs with at least this many elements are split across OpenMP threads. Measured on 2
+/// cores with GNU OpenMP's default wait policy (threads spin a while between regions): 2 threads
+/// pay from about 6e4 float adds (1e5: about 25% faster), not at 3e4. With OMP_WAIT_POLICY=passive
+/// every region wakes sleeping threads and 1e5 gets several times slower at 2 threads.
+constexpr int64_t kParallelMinElements = 1 << 16;
 
 /// Output shape of numpy broadcasting of `shapes`. `names[i]` labels shape i in the error
 /// ("input 0"); the error names `where`, both offending shapes and the dimension.

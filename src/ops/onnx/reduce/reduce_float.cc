@@ -4,7 +4,8 @@
 //  - inner == 1, short rows (R <= 8, 16, 32: yanx27's sums over xyz, per-head dot products):
 //    one loop over the rows with the row unrolled at compile time;
 //  - inner == 1, long rows: 16 independent lanes per block of kBlock elements;
-//  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns.
+//  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns
+//    (max/min of narrow rows: 16 columns kept in registers over every row).
 // Sums over the last axis accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not
 // stall); over a middle axis in float within chunks of 64 rows, chunks in double (ONNX Runtime
 // sums in float); max/min in float. LogSumExp: a max sweep, then exp(x - max) summed with a
@@ -224,6 +225,41 @@ void middle_axis(const float* x, float* y, int64_t outer, int64_t R, int64_t inn
   }
 }
 
+// Max/min over a middle axis of narrow rows (inner < 64, e.g. [B, C, K, S] with few S): 16
+// columns at a time stay in registers over all R rows, four rows combined pairwise per step (the
+// block path above reloads and stores its accumulators every four rows and pays a loop setup per
+// row piece, most of its work at this width). Same combine, so the same results.
+template <ReduceKind K>
+void middle_axis_narrow_extremum(const float* x, float* y, int64_t outer, int64_t R, int64_t inner) {
+  using Op = FloatOp<K>;
+  constexpr int kW = 16;
+#pragma omp parallel for schedule(static) if (outer * R * inner > kParallelWork)
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* base = x + o * R * inner;
+    for (int64_t c0 = 0; c0 < inner; c0 += kW) {
+      const int n = static_cast<int>(std::min<int64_t>(kW, inner - c0));
+      const float* col = base + c0;
+      float acc[kW];
+      for (int j = 0; j < kW; ++j) acc[j] = Op::init();
+      if (n == kW) {  // whole-vector steps
+        int64_t r = 0;
+        for (; r + 4 <= R; r += 4)
+          for (int j = 0; j < kW; ++j) {
+            const float* c = col + r * inner + j;
+            const float a = Op::combine(c[0], c[inner]), b = Op::combine(c[2 * inner], c[3 * inner]);
+            acc[j] = Op::combine(acc[j], Op::combine(a, b));
+          }
+        for (; r < R; ++r)
+          for (int j = 0; j < kW; ++j) acc[j] = Op::combine(acc[j], col[r * inner + j]);
+      } else {
+        for (int64_t r = 0; r < R; ++r)
+          for (int j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], col[r * inner + j]);
+      }
+      for (int j = 0; j < n; ++j) y[o * inner + c0 + j] = acc[j];
+    }
+  }
+}
+
 // LogSumExp in two sweeps: the maximum m, then sum exp(x - m) (a vectorised exp, float within
 // blocks, double across them); the result is m + log(sum). NaN anywhere gives NaN; an infinite
 // maximum is the result itself (as the reference: +inf wins, all -inf gives -inf).
@@ -290,6 +326,8 @@ void single_group(const float* x, float* y, int64_t outer, int64_t R, int64_t in
       lse_middle(x, y, outer, R, inner);
   } else if (inner == 1) {
     rows_last_axis<K>(x, y, outer, R);
+  } else if (FloatOp<K>::kExtremum && inner < 64) {
+    middle_axis_narrow_extremum<K>(x, y, outer, R, inner);
   } else {
     middle_axis<K>(x, y, outer, R, inner);
   }

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "core/transpose16.h"
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
@@ -175,11 +177,68 @@ void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
   }
 }
 
+#if defined(__AVX512F__)
+// Softmax of 16 rows of 16 held transposed: t[c * 16 + l] is element c of row l, so every step
+// is a whole-vector operation across the rows (the per-row path is bound by two horizontal
+// reductions per row). Same operations as softmax_row: the max from element 0 on, exp_nonpositive,
+// a float sum.
+inline void softmax_16x16_transposed(float* __restrict t, bool log) {
+  constexpr int kN = 16;
+  alignas(64) float mx[kN], sum[kN], d[kN * kN];
+  for (int l = 0; l < kN; ++l) mx[l] = t[l];
+  for (int c = 1; c < kN; ++c)
+    for (int l = 0; l < kN; ++l) mx[l] = t[c * kN + l] > mx[l] ? t[c * kN + l] : mx[l];
+  for (int c = 0; c < kN; ++c)
+    for (int l = 0; l < kN; ++l) d[c * kN + l] = t[c * kN + l] - mx[l];
+#pragma omp simd
+  for (int i = 0; i < kN * kN; ++i) t[i] = exp_nonpositive(d[i]);
+  for (int l = 0; l < kN; ++l) sum[l] = 0.f;
+  for (int c = 0; c < kN; ++c)
+    for (int l = 0; l < kN; ++l) sum[l] += t[c * kN + l];
+  if (log) {
+    for (int l = 0; l < kN; ++l) sum[l] = std::log(sum[l]);
+    for (int c = 0; c < kN; ++c)
+      for (int l = 0; l < kN; ++l) t[c * kN + l] = d[c * kN + l] - sum[l];
+  } else {
+    for (int l = 0; l < kN; ++l) sum[l] = 1.f / sum[l];
+    for (int c = 0; c < kN; ++c)
+      for (int l = 0; l < kN; ++l) t[c * kN + l] *= sum[l];
+  }
+}
+
+// float rows of 16 (attention over 16 neighbours or heads): 16 rows at a time through an
+// in-register 16 x 16 transpose; the rows left over take the per-row path.
+void softmax_rows16(const float* x, float* y, int64_t outer, bool log) {
+  constexpr int64_t kRows = 16;
+  const int64_t blocks = outer / kRows;
+#pragma omp parallel for if (outer * kRows > (1 << 14))
+  for (int64_t b = 0; b < blocks; ++b) {
+    alignas(64) float t[kRows * kRows];
+    __m512 v[kRows];
+    const float* xb = x + b * kRows * kRows;
+    for (int j = 0; j < kRows; ++j) v[j] = _mm512_loadu_ps(xb + j * kRows);
+    transpose16x16(v);
+    for (int c = 0; c < kRows; ++c) _mm512_store_ps(t + c * kRows, v[c]);
+    softmax_16x16_transposed(t, log);
+    for (int c = 0; c < kRows; ++c) v[c] = _mm512_load_ps(t + c * kRows);
+    transpose16x16(v);
+    float* yb = y + b * kRows * kRows;
+    for (int j = 0; j < kRows; ++j) _mm512_storeu_ps(yb + j * kRows, v[j]);
+  }
+  const int64_t done = blocks * kRows;
+  softmax_rows_of<float, 16>(x + done * kRows, y + done * kRows, outer - done, kRows, log);
+}
+#endif
+
 template <typename T>
 void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
   switch (R) {  // the short rows attention and per-neighbour weights use
     case 8: return softmax_rows_of<T, 8>(x, y, outer, R, log);
-    case 16: return softmax_rows_of<T, 16>(x, y, outer, R, log);
+    case 16:
+#if defined(__AVX512F__)
+      if constexpr (std::is_same_v<T, float>) return softmax_rows16(x, y, outer, log);
+#endif
+      return softmax_rows_of<T, 16>(x, y, outer, R, log);
     case 32: return softmax_rows_of<T, 32>(x, y, outer, R, log);
     default: break;
   }

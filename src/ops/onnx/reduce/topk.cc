@@ -3,8 +3,8 @@
 // wanted order is always ascending key, ties by the lower index), then one of:
 //  - integers spanning a small range (e.g. yanx27's sort of ball-query indices, all in [0, N]):
 //    a counting sort, O(R + range);
-//  - k <= 32: one pass keeping the k best in a sorted array (blocks of 64 keys whose smallest
-//    is no better than the current k-th are skipped whole);
+//  - k <= 32: one pass keeping the k best in a sorted array (a vector compare per block of 16
+//    keys picks the few below the current k-th; most blocks have none);
 //  - a large share of the line: an LSD radix sort by key (stable, so ties stay in index order),
 //    8-bit digits, passes whose digit is the same for every key skipped;
 //  - otherwise: candidates below the running k-th best, pruned by nth_element when 4k gather.
@@ -12,6 +12,10 @@
 #include "ops/onnx/reduce/topk.h"
 
 #include <omp.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -94,23 +98,45 @@ void counting_select(const K* keys, int64_t R, K lo, uint64_t range, int64_t k, 
   std::copy(s.idx.begin(), s.idx.begin() + k, out);
 }
 
+constexpr int kScanBlock = 16;
+
+// Bit j set when block[j] < bound, for the kScanBlock keys of a block (one AVX-512 compare for
+// 32-bit keys, two for 64-bit ones).
+template <typename K>
+inline uint32_t below_mask(const K* block, K bound) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(K) == 4) {
+    return _mm512_cmplt_epu32_mask(_mm512_loadu_si512(block), _mm512_set1_epi32(static_cast<int>(bound)));
+  } else {
+    const __m512i b = _mm512_set1_epi64(static_cast<long long>(bound));
+    return uint32_t(_mm512_cmplt_epu64_mask(_mm512_loadu_si512(block), b)) |
+           uint32_t(_mm512_cmplt_epu64_mask(_mm512_loadu_si512(block + 8), b)) << 8;
+  }
+#else
+  uint32_t m = 0;
+  for (int j = 0; j < kScanBlock; ++j) m |= uint32_t(block[j] < bound) << j;
+  return m;
+#endif
+}
+
 // Calls visit(key, r) for the elements whose key is below `bound` (all of them while `bounded` is
-// false), in index order; visit may tighten the bound. Keys are made 64 at a time and a block
-// whose smallest key is not below the bound is skipped whole (vectorised: most blocks are).
+// false), in index order; visit may tighten the bound. Keys are made kScanBlock at a time (a short
+// block is padded with the largest key, never below a bound); once bounded, one vector compare
+// per block gives its candidates, so the many blocks without any cost no branch per element.
 template <typename K, typename KeyAt, typename Visit>
 void scan_below(const KeyAt& key_at, int64_t R, const bool& bounded, const K& bound, Visit visit) {
-  constexpr int64_t kB = 64;
-  K block[kB];
-  for (int64_t r0 = 0; r0 < R; r0 += kB) {
-    const int64_t n = std::min(kB, R - r0);
-    K lo = ~K(0);
-    for (int64_t j = 0; j < n; ++j) {
-      block[j] = key_at(r0 + j);
-      lo = std::min(lo, block[j]);
+  alignas(64) K block[kScanBlock];
+  for (int64_t r0 = 0; r0 < R; r0 += kScanBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kScanBlock, R - r0));
+    for (int j = 0; j < n; ++j) block[j] = key_at(r0 + j);
+    for (int j = n; j < kScanBlock; ++j) block[j] = ~K(0);
+    int j0 = 0;
+    for (; j0 < n && !bounded; ++j0) visit(block[j0], r0 + j0);
+    if (j0 == n) continue;
+    for (uint32_t m = below_mask(block, bound) & (~uint32_t(0) << j0); m; m &= m - 1) {
+      const int j = __builtin_ctz(m);
+      if (block[j] < bound) visit(block[j], r0 + j);  // the bound may have tightened since the mask
     }
-    if (bounded && !(lo < bound)) continue;
-    for (int64_t j = 0; j < n; ++j)
-      if (!bounded || block[j] < bound) visit(block[j], r0 + j);
   }
 }
 
