@@ -44,10 +44,16 @@ py::object ml_dtype(DType t) {
 }
 
 DType dtype_from_numpy(const py::dtype& d, const std::string& name) {
-  const std::string dname = py::str(d.attr("name")).cast<std::string>();
-  for (DType t : {DType::kBFloat16, DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
-                  DType::kFloat8E5M2FNUZ, DType::kInt4, DType::kUInt4})
-    if (dname == ml_dtype_name(t)) return t;
+  // numpy's own types have numbers below NPY_USERDEF (256); ml_dtypes' are registered above it and
+  // are known by name. (`dtype.name` runs Python code in numpy 1.x, an import included: on every
+  // feed it was a large part of a small run's cost.)
+  constexpr int kNumpyUserTypes = 256;
+  if (d.num() >= kNumpyUserTypes) {
+    const std::string dname = py::str(d.attr("name")).cast<std::string>();
+    for (DType t : {DType::kBFloat16, DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                    DType::kFloat8E5M2FNUZ, DType::kInt4, DType::kUInt4})
+      if (dname == ml_dtype_name(t)) return t;
+  }
   switch (d.kind()) {
     case 'f':
       if (d.itemsize() == 4) return DType::kFloat32;
@@ -75,10 +81,12 @@ DType dtype_from_numpy(const py::dtype& d, const std::string& name) {
 py::object numpy_dtype_or_none(DType t) {
   switch (t) {
     case DType::kUndefined: return py::none();
-    case DType::kBool: return py::dtype("bool");
+    case DType::kBool: return py::dtype::of<bool>();  // of<T>(): no string parsing per output
     case DType::kFloat16: return py::dtype("float16");
-    case DType::kFloat32: return py::dtype("float32");
-    case DType::kFloat64: return py::dtype("float64");
+    case DType::kFloat32: return py::dtype::of<float>();
+    case DType::kFloat64: return py::dtype::of<double>();
+    case DType::kInt32: return py::dtype::of<int32_t>();
+    case DType::kInt64: return py::dtype::of<int64_t>();
     case DType::kString: return py::dtype("object");
     default: return ml_dtype_name(t) ? ml_dtype(t) : py::dtype(dtype_name(t));
   }
