@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,16 @@ void expect_error_with(F&& f, const std::vector<std::string>& fragments) {
     return;
   }
   ADD_FAILURE() << "expected pointrt::Error";
+}
+
+/// The error text of `f`, or "<no error>" (for tests that look at the message themselves).
+inline std::string error_text(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 }  // namespace pointrt::test

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/common.h"
+#include "support/expect_error.h"  // error_text
 #include "support/model_builder.h"
 
 namespace pointrt::test {
@@ -57,16 +58,6 @@ inline std::vector<Tensor> run_node(const NodeCase& c) {
     for (const auto& [name, t] : c.inputs)
       if (!name.empty()) feeds[name] = t;
   return s.run(feeds);
-}
-
-/// The error text of `f`, or "<no error>".
-inline std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 inline std::string node_error(const NodeCase& c) {

@@ -13,6 +13,7 @@
 #include "ops/onnx/elementwise/broadcast_ref.h"
 #include "ops/onnx/elementwise/unary.h"
 #include "pointrt/pointrt.h"
+#include "support/expect_error.h"
 
 using namespace pointrt;
 namespace bcast = pointrt::elementwise::bcast;
@@ -124,14 +125,7 @@ std::vector<Tensor> run_model(const std::string& bytes, const std::map<std::stri
   return s.run(feeds);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+std::string error_of(const std::function<void()>& f) { return test::error_text(f); }
 
 }  // namespace
 

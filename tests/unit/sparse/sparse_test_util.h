@@ -21,6 +21,7 @@
 #include "ops/sparse/sparse_conv.h"
 #include "ops/sparse/voxelize.h"
 #include "pointrt/pointrt.h"
+#include "support/expect_error.h"
 #include "support/kernel_runner.h"
 
 namespace pointrt::sparse::test_helpers {
@@ -144,13 +145,6 @@ inline bool sorted_sites(const Tensor& idx) {
   return true;
 }
 
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+inline std::string error_of(const std::function<void()>& f) { return test::error_text(f); }
 
 }  // namespace pointrt::sparse::test_helpers

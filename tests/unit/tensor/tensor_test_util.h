@@ -13,6 +13,7 @@
 
 #include "ops/kernel.h"
 #include "pointrt/pointrt.h"
+#include "support/expect_error.h"
 #include "support/kernel_runner.h"
 
 namespace pointrt::tensor::test_helpers {
@@ -99,13 +100,6 @@ inline std::vector<Tensor> run_op(const std::string& op, int opset, const std::v
   return test::KernelHarness(op, opset, std::move(attrs), ins, num_outputs, "n1").run(fed);
 }
 
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+inline std::string error_of(const std::function<void()>& f) { return test::error_text(f); }
 
 }  // namespace pointrt::tensor::test_helpers
