@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "ops/onnx/image/resize.h"
 #include "ops/onnx/tensor/concat.h"
 #include "ops/onnx/tensor/gather.h"
 #include "ops/onnx/tensor/transpose.h"
@@ -56,5 +57,21 @@ void BM_TensorGatherRows(benchmark::State& st) {
   st.SetBytesProcessed(st.iterations() * static_cast<int64_t>(y.nbytes()));
 }
 BENCHMARK(BM_TensorGatherRows)->Unit(benchmark::kMillisecond);
+
+// A segmentation head's 2x upsample, [1, 64, 128, 128] -> [1, 64, 256, 256]; arg 0 nearest, 1 linear.
+void BM_Resize2x(benchmark::State& st) {
+  using namespace pointrt::image;
+  ResizeAttrs a;
+  a.mode = st.range(0) ? ResizeAttrs::Mode::kLinear : ResizeAttrs::Mode::kNearest;
+  Tensor x = random_floats({1, 64, 128, 128});
+  Tensor scales = Tensor::allocate(DType::kFloat32, {4});
+  const float s[4] = {1, 1, 2, 2};
+  std::memcpy(scales.data(), s, sizeof(s));
+  ResizePlan plan = make_resize_plan(a, resolve_resize_geometry(a, x.shape(), nullptr, &scales, nullptr, "bench"));
+  Tensor y = Tensor::allocate(DType::kFloat32, plan.geometry.out);
+  for (auto _ : st) resize_run(a, plan, x, y, "bench");
+  st.SetBytesProcessed(st.iterations() * static_cast<int64_t>(y.nbytes()));
+}
+BENCHMARK(BM_Resize2x)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

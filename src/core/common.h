@@ -22,7 +22,7 @@ namespace detail_fmt {
 template <typename T>
 void append_one(std::string& out, const T& v) {
   using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, std::string>) {
+  if constexpr (std::is_same_v<D, std::string> || std::is_array_v<T>) {  // string literals: never null
     out += v;
   } else if constexpr (std::is_same_v<D, const char*> || std::is_same_v<D, char*>) {
     out += v ? v : "(null)";
@@ -113,10 +113,20 @@ struct DTypeOf<bool> {
   static constexpr DType value = DType::kBool;
 };
 
-// Dispatch a generic lambda `f(T{})` on a runtime dtype. Bool is stored as one byte: it is
+/// "<where><suffix>" (a node's description and a fixed label such as " input 0") for messages,
+/// concatenated only when streamed: kernels pass it to dispatch_* on every run, and it costs
+/// nothing unless the dtype is rejected. `where` must outlive it.
+struct WhereAnd {
+  const std::string& where;
+  const char* suffix;
+};
+inline std::ostream& operator<<(std::ostream& os, const WhereAnd& w) { return os << w.where << w.suffix; }
+
+// Dispatch a generic lambda `f(T{})` on a runtime dtype (`what`: anything streamable that names
+// the tensor in the error). Bool is stored as one byte: it is
 // dispatched as `bool` (sizeof(bool) == 1 on every platform we build for).
-template <typename F>
-void dispatch_numeric(DType t, const char* what, F&& f) {
+template <typename What, typename F>
+void dispatch_numeric(DType t, const What& what, F&& f) {
   switch (t) {
     case DType::kFloat32: f(float{}); return;
     case DType::kFloat64: f(double{}); return;
@@ -131,16 +141,16 @@ void dispatch_numeric(DType t, const char* what, F&& f) {
     default: fail(what, ": unsupported element type ", dtype_name(t));
   }
 }
-template <typename F>
-void dispatch_all(DType t, const char* what, F&& f) {
+template <typename What, typename F>
+void dispatch_all(DType t, const What& what, F&& f) {
   if (t == DType::kBool) {
     f(bool{});
     return;
   }
   dispatch_numeric(t, what, std::forward<F>(f));
 }
-template <typename F>
-void dispatch_float(DType t, const char* what, F&& f) {
+template <typename What, typename F>
+void dispatch_float(DType t, const What& what, F&& f) {
   switch (t) {
     case DType::kFloat32: f(float{}); return;
     case DType::kFloat64: f(double{}); return;
@@ -148,8 +158,8 @@ void dispatch_float(DType t, const char* what, F&& f) {
   }
 }
 /// Copy elements by raw bytes regardless of type (any dtype of the given size).
-template <typename F>
-void dispatch_by_size(DType t, const char* what, F&& f) {
+template <typename What, typename F>
+void dispatch_by_size(DType t, const What& what, F&& f) {
   switch (dtype_size(t)) {
     case 1: f(uint8_t{}); return;
     case 2: f(uint16_t{}); return;

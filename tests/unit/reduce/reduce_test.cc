@@ -62,6 +62,19 @@ TEST(Reduce, LargeShapesHitParallelAndChunkedPaths) {
   }
 }
 
+// Last-axis rows around the float-lane paths' edges (64 lanes for rows up to 1024, double lanes
+// past it) and around vector widths, with an offset (values near 100) so lane sums are large.
+TEST(Reduce, LastAxisRowsAroundLaneWidths) {
+  for (int64_t R : {31, 32, 33, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025})
+    for (int64_t outer : {1, 3, 130}) {
+      Tensor x = random_tensor(DType::kFloat32, {outer, R}, static_cast<uint32_t>(R * 7 + outer));
+      for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] += 100.f;
+      for (ReduceKind k : {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kSumSquare, ReduceKind::kL1,
+                           ReduceKind::kL2, ReduceKind::kMax})
+        check_reduce(k, x, {false, true}, str_cat("rows ", outer, "x", R, " kind ", int(k)));
+    }
+}
+
 TEST(Reduce, FloatSumIsAccurate) {
   // 2^24 + many ones: a float running sum would stall at 16777216.
   Tensor x = Tensor::allocate(DType::kFloat32, {1 << 20});

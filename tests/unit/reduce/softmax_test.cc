@@ -50,6 +50,20 @@ TEST(Softmax, ShortRowsBlockPathMatchesReference) {
       }
 }
 
+TEST(Softmax, CompileTimeWidthsMatchReference) {
+  // Rows of 64, 128 and 256 take fixed-width kernels; their neighbours the general one.
+  for (int64_t R : {63, 64, 65, 127, 128, 129, 255, 256, 257})
+    for (int64_t rows : {1, 5, 70})
+      for (bool log : {false, true}) {
+        Tensor x = random_tensor(DType::kFloat32, {rows, R}, static_cast<uint32_t>(R * 100 + rows));
+        for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] *= 20.f;
+        Tensor a = Tensor::allocate(DType::kFloat32, {rows, R}), b = Tensor::allocate(DType::kFloat32, {rows, R});
+        softmax_optimized(x, rows, R, 1, log, a);
+        softmax_reference(x, rows, R, 1, log, b);
+        test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows ", rows, " R ", R, " log ", log));
+      }
+}
+
 TEST(Softmax, LargeValuesStayFinite) {
   Tensor x = make_tensor<float>(DType::kFloat32, {1, 3}, {1000.f, 1001.f, 1002.f});
   auto y = run_node({"Softmax", 13, {}, {x}});

@@ -39,7 +39,7 @@ void run_binary(KernelContext& ctx) {
   const Tensor& b = ctx.input(1);
   require_same_dtype(ctx, a, b, 0, 1);
   const Shape out_shape = bcast::broadcast_shape({&a.shape(), &b.shape()}, ctx.where(), kABNames);
-  const std::string what = ctx.where() + " input 0";
+  const WhereAnd what{ctx.where(), " input 0"};
 
   if constexpr (is_logical(kOp)) {
     if (a.dtype() != DType::kBool) fail(ctx.where(), ": inputs must be bool, got ", dtype_name(a.dtype()));
@@ -59,7 +59,7 @@ void run_binary(KernelContext& ctx) {
                     [](float x, float z) { return binary_apply<kOp>(x, z); });
       return;
     }
-    dispatch_all(a.dtype(), what.c_str(), [&](auto tag) {
+    dispatch_all(a.dtype(), what, [&](auto tag) {
       using T = decltype(tag);
       bcast::binary(a.data_as<T>(), a.shape(), b.data_as<T>(), b.shape(), y.data_as<bool>(), out_shape,
                     [](T x, T z) { return binary_apply<kOp>(x, z); });
@@ -77,7 +77,7 @@ void run_binary(KernelContext& ctx) {
     if (is_bit_operator(kOp) && !is_int_type(a.dtype()))
       fail(ctx.where(), ": inputs have element type ", dtype_name(a.dtype()), "; ", ctx.node().op_type,
            " takes integers");
-    dispatch_numeric(a.dtype(), what.c_str(), [&](auto tag) {
+    dispatch_numeric(a.dtype(), what, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (kOp == BinaryOp::kDiv) check_no_zero_divisor<T>(ctx, b);
       Tensor& y = ctx.output(0, a.dtype(), out_shape);
@@ -118,7 +118,7 @@ KernelFactory make_mod() {
         float32_to_half(tmp, y);
         return;
       }
-      dispatch_numeric(a.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      dispatch_numeric(a.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
         Tensor& y = ctx.output(0, a.dtype(), out_shape);
         compute(a, b, y, tag);
       });
@@ -195,7 +195,7 @@ KernelFactory pow_factory(bool mixed_types) {
       }
       dispatch_pow_base(xs.dtype(), ctx.where(), [&](auto btag) {
         using B = decltype(btag);
-        dispatch_numeric(es.dtype(), (ctx.where() + " input 1 (Y)").c_str(), [&](auto etag) {
+        dispatch_numeric(es.dtype(), WhereAnd{ctx.where(), " input 1 (Y)"}, [&](auto etag) {
           using E = decltype(etag);
           // x ** 2 (variance, distances) is by far the common case: one multiply; x ** 3 two.
           if constexpr (std::is_floating_point_v<B>) {
@@ -251,7 +251,7 @@ KernelFactory variadic_factory(VariadicOp op) {
         const bool last = i + 1 == n;
         Tensor next =
             (last && !half) ? ctx.output(0, compute_type, step_shape) : Tensor::allocate(compute_type, step_shape);
-        dispatch_numeric(compute_type, (ctx.where() + " input 0").c_str(), [&](auto tag) {
+        dispatch_numeric(compute_type, WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
           using T = decltype(tag);
           const T* pa = acc.data_as<T>();
           const T* pb = in.data_as<T>();
@@ -272,7 +272,7 @@ KernelFactory variadic_factory(VariadicOp op) {
         acc = next;
       }
       if (op == VariadicOp::kMean && n > 1) {
-        dispatch_float(compute_type, (ctx.where() + " input 0").c_str(), [&](auto tag) {
+        dispatch_float(compute_type, WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
           using T = decltype(tag);
           const T scale = T(1) / static_cast<T>(n);
           bcast::unary(acc.data_as<T>(), acc.data_as<T>(), acc.numel(), [scale](T v) { return v * scale; });
@@ -299,7 +299,7 @@ KernelFactory where_factory() {
                                                      {"input 0 (condition)", "input 1 (X)", "input 2 (Y)"});
       Tensor& out = ctx.output(0, x.dtype(), out_shape);
       // Selection moves bits: dispatch on the element size only.
-      dispatch_by_size(x.dtype(), (ctx.where() + " input 1").c_str(), [&](auto tag) {
+      dispatch_by_size(x.dtype(), WhereAnd{ctx.where(), " input 1"}, [&](auto tag) {
         using T = decltype(tag);
         bcast::ternary(c.data_as<uint8_t>(), c.shape(), x.data_as<T>(), x.shape(), y.data_as<T>(), y.shape(),
                        out.data_as<T>(), out_shape, [](uint8_t k, T p, T q) { return k ? p : q; });
@@ -338,7 +338,7 @@ KernelFactory prelu_factory(bool per_channel_slope) {
         float32_to_half(tmp, y);
         return;
       }
-      dispatch_numeric(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      dispatch_numeric(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
         Tensor& y = ctx.output(0, x.dtype(), out_shape);
         compute(x, s, y, tag);
       });

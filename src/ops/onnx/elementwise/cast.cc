@@ -51,7 +51,7 @@ int64_t target_type_code(const KernelInit& init) {
   return init.attrs().get_int("to");
 }
 
-Tensor to_float32_values(const Tensor& x, const std::string& what);
+Tensor to_float32_values(const Tensor& x, const WhereAnd& what);
 void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate);
 
 // float8 and 4-bit sources: decoded to float32 (exact for every float8 and int4 value), or
@@ -73,8 +73,9 @@ void cast_from_small(KernelContext& ctx, const Tensor& x, DType to, bool saturat
 void cast_to_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   if (x.dtype() == DType::kString)
     fail(ctx.where(), ": Cast from string to ", dtype_name(to), " is not supported (input 0)");
-  const Tensor f =
-      is_half_type(x.dtype()) || x.dtype() == DType::kFloat32 ? to_float32(x) : to_float32_values(x, ctx.where());
+  const Tensor f = is_half_type(x.dtype()) || x.dtype() == DType::kFloat32
+                       ? to_float32(x)
+                       : to_float32_values(x, WhereAnd{ctx.where(), ""});
   Tensor& y = ctx.output(0, to, x.shape());
   const int64_t n = x.numel();
   const float* v = f.data_as<float>();
@@ -92,9 +93,9 @@ void cast_to_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate)
 }
 
 // Any numeric or bool tensor as float32 values.
-Tensor to_float32_values(const Tensor& x, const std::string& what) {
+Tensor to_float32_values(const Tensor& x, const WhereAnd& what) {
   Tensor f = Tensor::allocate(DType::kFloat32, x.shape());
-  dispatch_all(x.dtype(), what.c_str(), [&](auto stag) {
+  dispatch_all(x.dtype(), what, [&](auto stag) {
     using S = decltype(stag);
     bcast::unary(x.data_as<S>(), f.data_as<float>(), x.numel(), [](S v) { return static_cast<float>(v); });
   });
@@ -114,7 +115,7 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   const Tensor xs = to_float32(x);  // float16 sources are read as float32
   Tensor& y = ctx.output(0, to, x.shape());
   const int64_t n = x.numel();
-  const std::string what = ctx.where() + " input 0";
+  const WhereAnd what{ctx.where(), " input 0"};
   if (to == DType::kBFloat16) {  // truncate the float32 bits, as ONNX's reference Cast does (NaN stays NaN)
     const Tensor f = xs.dtype() == DType::kFloat32 ? xs : to_float32_values(xs, what);
     bcast::unary(f.data_as<float>(), y.data_as<uint16_t>(), n, [](float v) {
@@ -131,7 +132,7 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
     float32_to_half(to_float32_values(xs, what), y);
     return;
   }
-  dispatch_all(xs.dtype(), what.c_str(), [&](auto stag) {
+  dispatch_all(xs.dtype(), what, [&](auto stag) {
     using S = decltype(stag);
     dispatch_all(to, "Cast target", [&](auto dtag) {
       using D = decltype(dtag);

@@ -24,7 +24,7 @@ void training_dropout(KernelContext& ctx, const Tensor& x, double ratio, uint32_
   for (int64_t i = 0; i < n; ++i) keep[i] = next_numpy_double(rng) >= ratio;
   Tensor& y = ctx.output(0, x.dtype(), x.shape());
   double scale = 1.0 / (1.0 - ratio);
-  dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+  dispatch_float(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
     using T = decltype(tag);
     const T* in = x.data_as<T>();
     T* out = y.data_as<T>();
@@ -37,7 +37,7 @@ void training_dropout(KernelContext& ctx, const Tensor& x, double ratio, uint32_
       return;
     }
     Tensor& m = ctx.output(1, x.dtype(), x.shape());  // opset < 10: 1 kept, 0 dropped, in x's type
-    dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+    dispatch_float(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
       using T = decltype(tag);
       std::copy(keep.begin(), keep.end(), m.data_as<T>());
     });
@@ -82,7 +82,7 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
             if (r.numel() != 1)
               fail(ctx.where(), ": input 1 (ratio) must be a scalar, got shape ", shape_to_string(r.shape()));
             const Tensor rf = to_float32(r);
-            dispatch_float(rf.dtype(), (ctx.where() + " input 1 (ratio)").c_str(),
+            dispatch_float(rf.dtype(), WhereAnd{ctx.where(), " input 1 (ratio)"},
                            [&](auto tag) { ratio = static_cast<double>(rf.data_as<decltype(tag)>()[0]); });
           }
           if (ratio < 0 || ratio >= 1) fail(ctx.where(), ": ratio must be in [0, 1), got ", ratio);
@@ -103,7 +103,7 @@ KernelFactory dropout_factory(bool mask_is_bool, bool ratio_and_mode_are_inputs)
             bcast::unary(m.data_as<uint16_t>(), m.data_as<uint16_t>(), m.numel(),
                          [](uint16_t) { return uint16_t(0x3c00); });
           } else {
-            dispatch_all(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+            dispatch_all(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
               using T = decltype(tag);
               std::fill(m.data_as<T>(), m.data_as<T>() + m.numel(), T(1));
             });

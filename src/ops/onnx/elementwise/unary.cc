@@ -183,7 +183,7 @@ KernelFactory isnan_factory() {
                      [](uint16_t h) { return (h & 0x7fffu) > 0x7c00u; });
         return;
       }
-      dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      dispatch_float(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
         using T = decltype(tag);
         bcast::unary(x.data_as<T>(), y.data_as<bool>(), x.numel(), [](T v) { return v != v; });
       });
@@ -203,7 +203,7 @@ KernelFactory isinf_factory() {
                      [pos, neg](uint16_t h) { return (pos && h == 0x7c00u) || (neg && h == 0xfc00u); });
         return;
       }
-      dispatch_float(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      dispatch_float(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
         using T = decltype(tag);
         const T inf = std::numeric_limits<T>::infinity();
         bcast::unary(x.data_as<T>(), y.data_as<bool>(), x.numel(),
@@ -238,7 +238,7 @@ KernelFactory clip_factory(bool bounds_are_inputs) {
         });
         return;
       }
-      dispatch_numeric(x.dtype(), (ctx.where() + " input 0").c_str(), [&](auto tag) {
+      dispatch_numeric(x.dtype(), WhereAnd{ctx.where(), " input 0"}, [&](auto tag) {
         using T = decltype(tag);
         T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
         if (bounds_are_inputs) {

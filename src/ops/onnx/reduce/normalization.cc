@@ -3,6 +3,7 @@
 #include "ops/onnx/reduce/normalization.h"
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "ops/onnx/reduce/reduce_common.h"
@@ -38,6 +39,43 @@ inline void row_stats(const T* x, int64_t D, double& mean, double& var) {
     v0 += a * a;
   }
   var = D ? (v0 + v1 + v2 + v3) / static_cast<double>(D) : 0.0;
+}
+
+// Float rows of 32-4096 (LayerNorm over 64-1024 features): the double sweeps above are bound by
+// float-to-double converts. Here 32 float lanes (two vectors) per sweep, each lane summing at
+// most 128 elements, the lanes added in double; the variance stays centred.
+constexpr int64_t kFloatLanes = 32, kFloatLaneMaxRow = 4096;
+inline void row_stats_float_lanes(const float* x, int64_t D, double& mean, double& var) {
+  float lane[kFloatLanes] = {};
+  int64_t d = 0;
+  for (; d + kFloatLanes <= D; d += kFloatLanes)
+    for (int j = 0; j < kFloatLanes; ++j) lane[j] += x[d + j];
+  for (int j = 0; d + j < D; ++j) lane[j] += x[d + j];
+  double total = 0;
+  for (int j = 0; j < kFloatLanes; ++j) total += lane[j];
+  mean = total / static_cast<double>(D);
+  const float m = static_cast<float>(mean);
+  float sq[kFloatLanes] = {};
+  for (d = 0; d + kFloatLanes <= D; d += kFloatLanes)
+    for (int j = 0; j < kFloatLanes; ++j) {
+      const float a = x[d + j] - m;
+      sq[j] += a * a;
+    }
+  for (int j = 0; d + j < D; ++j) {
+    const float a = x[d + j] - m;
+    sq[j] += a * a;
+  }
+  total = 0;
+  for (int j = 0; j < kFloatLanes; ++j) total += sq[j];
+  var = total / static_cast<double>(D);
+}
+
+template <typename T>
+inline void row_stats_fast(const T* x, int64_t D, double& mean, double& var) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (D >= kFloatLanes && D <= kFloatLaneMaxRow) return row_stats_float_lanes(x, D, mean, var);
+  }
+  row_stats(x, D, mean, var);
 }
 
 class LayerNormKernel : public OpKernel {
@@ -148,7 +186,7 @@ void layer_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, 
     const T* in = x + n * D;
     T* out = y + n * D;
     double mean, var;
-    row_stats(in, D, mean, var);
+    row_stats_fast(in, D, mean, var);
     const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
     const T m = static_cast<T>(mean), iv = static_cast<T>(inv);
     if (bias)
@@ -169,7 +207,7 @@ void instance_norm_optimized(const T* x, const T* scale, const T* bias, int64_t 
     const T* in = x + nc * S;
     T* out = y + nc * S;
     double mean, var;
-    row_stats(in, S, mean, var);
+    row_stats_fast(in, S, mean, var);
     const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
     // y = x * a + b with a = scale * inv, b = bias - mean * a.
     const T a = static_cast<T>(scale[c] * inv), b = static_cast<T>(bias[c] - mean * scale[c] * inv);

@@ -3,10 +3,12 @@
 // view. No intermediate buffer: each output is finished and written once.
 //  - inner == 1, short rows (R <= 8, 16, 32: yanx27's sums over xyz, per-head dot products):
 //    one loop over the rows with the row unrolled at compile time;
-//  - inner == 1, long rows: 16 independent lanes per block of kBlock elements;
+//  - inner == 1, long rows: rows of at most kBlock elements in 64 float lanes, longer ones in 16
+//    double lanes per block of kBlock elements;
 //  - inner > 1 (a middle or leading axis): rows of `inner` accumulated into a block of columns
 //    (max/min of narrow rows: 16 columns kept in registers over every row).
-// Sums over the last axis accumulate in double (as the generic path: 2^24 + 1 + 1 ... does not
+// Sums over the last axis accumulate in double (rows up to kBlock: float lanes of <= 16 elements,
+// combined in double) (as the generic path: 2^24 + 1 + 1 ... does not
 // stall); over a middle axis in float within chunks of 64 rows, chunks in double (ONNX Runtime
 // sums in float); max/min in float. LogSumExp: a max sweep, then exp(x - max) summed with a
 // vectorised exp. The loops are written so that they vectorise.
@@ -110,6 +112,22 @@ double long_row(const float* x, int64_t R) {
     float m = Op::init();
     for (int64_t b = 0; b < R; b += kBlock) m = Op::combine(m, extremum_block<K>(x + b, std::min(kBlock, R - b)));
     return m;
+  } else if (R <= kBlock) {
+    // A row of one block (softmax-like widths, 256 features): 64 float lanes (four vectors,
+    // converted to double only at the end) instead of 16 double ones: half the converts and
+    // enough independent adds to hide their latency. Each lane sums at most 16 elements.
+    using FOp = FloatOp<K, float>;
+    float lane[64] = {};
+    int64_t i = 0;
+    for (; i + 64 <= R; i += 64)
+      for (int j = 0; j < 64; ++j) lane[j] += FOp::map(x[i + j]);
+    for (int j = 0; i + j < R; ++j) lane[j] += FOp::map(x[i + j]);
+    double wide[16];
+    for (int j = 0; j < 16; ++j)
+      wide[j] = double(lane[j]) + double(lane[j + 16]) + double(lane[j + 32]) + double(lane[j + 48]);
+    for (int w = 8; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j) wide[j] += wide[j + w];
+    return wide[0];
   } else {
     double total = 0;
     for (int64_t b = 0; b < R; b += kBlock) {

@@ -18,8 +18,8 @@ namespace {
 using namespace detail;
 
 // Softmax (or LogSoftmax) of one contiguous row; kWidth > 0 fixes R at compile time, so a short
-// row becomes a few whole-vector operations. Sums in T within the row (rows are short or the
-// lanes many) and in double across blocks of 1024.
+// row becomes a few whole-vector operations (kWidth <= 1024: one block). Sums in T within the
+// row (rows are short or the lanes many) and in double across blocks of 1024.
 template <typename T, int64_t kWidth>
 inline void softmax_row(const T* __restrict in, T* __restrict out, int64_t R_dyn, bool log) {
   const int64_t R = kWidth > 0 ? kWidth : R_dyn;
@@ -240,6 +240,11 @@ void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
 #endif
       return softmax_rows_of<T, 16>(x, y, outer, R, log);
     case 32: return softmax_rows_of<T, 32>(x, y, outer, R, log);
+    // Common class and feature widths: a compile-time width turns the three sweeps into whole
+    // vectors without remainder loops (256: 11 -> 8-9 ms at 1e7, 1 thread).
+    case 64: return softmax_rows_of<T, 64>(x, y, outer, R, log);
+    case 128: return softmax_rows_of<T, 128>(x, y, outer, R, log);
+    case 256: return softmax_rows_of<T, 256>(x, y, outer, R, log);
     default: break;
   }
   if (R <= 32 && outer >= 16) return softmax_short_rows<T>(x, y, outer, R, log);

@@ -36,8 +36,7 @@ void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, i
 void gather_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
                 const std::string& label) {
   const int64_t n = data.dim(axis);
-  std::vector<int64_t> idx =
-      normalized_indices(indices, n, where, label, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  std::vector<int64_t> idx = normalized_indices(indices, axis, data.shape(), where, label);
   if (y.numel() == 0) return;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data.dim(d);

@@ -58,8 +58,7 @@ void scatter_elements_cpu(const Tensor& data, const Tensor& indices, const Tenso
   if (updates.dtype() != data.dtype())
     fail(where, ": updates are ", dtype_name(updates.dtype()), " but data is ", dtype_name(data.dtype()));
   check_gather_elements(data, indices, axis, where);
-  std::vector<int64_t> idx = normalized_indices(indices, data.dim(axis), where, label,
-                                                str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  std::vector<int64_t> idx = normalized_indices(indices, axis, data.shape(), where, label);
   if (data.nbytes()) std::memcpy(y.data(), data.data(), data.nbytes());
   const Strides ds = contiguous_strides(data.shape());
   const Shape& is = indices.shape();

@@ -73,8 +73,9 @@ void fail_index(const std::string& where, const std::string& input, int64_t valu
        "] (", context, ")");
 }
 
-std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t n, const std::string& where,
-                                        const std::string& input, const std::string& context) {
+std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t axis, const Shape& data_shape,
+                                        const std::string& where, const std::string& input) {
+  const int64_t n = data_shape[static_cast<size_t>(axis)];
   const int64_t count = indices.numel();
   std::vector<int64_t> r(static_cast<size_t>(count));
   auto run = [&](auto tag) {
@@ -82,7 +83,9 @@ std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t n, const 
     const I* p = indices.data_as<I>();
     for (int64_t i = 0; i < count; ++i) {
       int64_t v = static_cast<int64_t>(p[i]);
-      if (v < -n || v >= n) fail_index(where, input, v, i, n, context);
+      // The context string is built only here: this runs on every Gather/Scatter of a graph.
+      if (v < -n || v >= n)
+        fail_index(where, input, v, i, n, str_cat("axis ", axis, " of data ", shape_to_string(data_shape)));
       r[i] = v < 0 ? v + n : v;
     }
   };

@@ -38,9 +38,10 @@ int64_t read_int_scalar(const Tensor& t, const std::string& where, const std::st
 [[noreturn]] void fail_index(const std::string& where, const std::string& input, int64_t value, int64_t position,
                              int64_t n, const std::string& context);
 
-/// Indices (int32/int64, any shape) converted to int64 in [0, n), negatives wrapped (+n).
-std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t n, const std::string& where,
-                                        const std::string& input, const std::string& context);
+/// Indices (int32/int64, any shape) converted to int64 in [0, n), n = data_shape[axis], negatives
+/// wrapped (+n); an index out of range fails with fail_index's message ("axis A of data [..]").
+std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t axis, const Shape& data_shape,
+                                        const std::string& where, const std::string& input);
 
 /// Fast copy: dst (contiguous, shape `out_shape`) element o = src[src_offset + sum_d o_d * src_strides[d]],
 /// all in elements of `elem_size` bytes. Strides may be 0 (broadcast) or negative (reverse).
