@@ -26,12 +26,6 @@ int64_t checked_numel(const Shape& shape, const std::string& what) {
   return n;
 }
 
-int64_t checked_dim_product(int64_t a, int64_t b, const std::string& what) {
-  int64_t r = 0;
-  if (!checked_mul(a, b, &r)) fail(what, ": the dimension ", a, " x ", b, " overflows int64");
-  return r;
-}
-
 size_t checked_nbytes(DType dtype, const Shape& shape, const std::string& what) {
   int64_t n = checked_numel(shape, what);
   size_t bytes = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/common.h"
 #include "pointrt/pointrt.h"
 
 namespace pointrt {
@@ -14,9 +15,15 @@ namespace pointrt {
 /// a * b for non-negative operands; false (and *out untouched) when the product overflows int64.
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
-/// a * b for a dimension computed from others (Tile's in x repeats, ...); Error naming `what` on
-/// overflow.
-int64_t checked_dim_product(int64_t a, int64_t b, const std::string& what);
+/// a * b for a dimension computed from others (Tile's in x repeats, a Reshape's product, ...);
+/// on overflow an Error "<what...>: the dimension a x b overflows int64". `what` is any streamable
+/// parts (see ShapeText), concatenated only then: callers run this per dim on every run.
+template <typename... What>
+int64_t checked_dim_product(int64_t a, int64_t b, const What&... what) {
+  int64_t r = 0;
+  if (!checked_mul(a, b, &r)) fail(what..., ": the dimension ", a, " x ", b, " overflows int64");
+  return r;
+}
 
 /// Element count of `shape`. Error "<what>: shape [..] has a negative dimension" or "... has more
 /// elements than int64 can count" (`what` names the node, tensor or file).

@@ -122,6 +122,12 @@ struct WhereAnd {
 };
 inline std::ostream& operator<<(std::ostream& os, const WhereAnd& w) { return os << w.where << w.suffix; }
 
+/// A shape printed as "[2, 3]" when streamed: for message parts that are built only on failure.
+struct ShapeText {
+  const Shape& shape;
+};
+inline std::ostream& operator<<(std::ostream& os, const ShapeText& s) { return os << shape_to_string(s.shape); }
+
 // Dispatch a generic lambda `f(T{})` on a runtime dtype (`what`: anything streamable that names
 // the tensor in the error). Bool is stored as one byte: it is
 // dispatched as `bool` (sizeof(bool) == 1 on every platform we build for).

@@ -51,7 +51,8 @@ int64_t target_type_code(const KernelInit& init) {
   return init.attrs().get_int("to");
 }
 
-Tensor to_float32_values(const Tensor& x, const WhereAnd& what);
+template <typename What>
+Tensor to_float32_values(const Tensor& x, const What& what);
 void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate);
 
 // float8 and 4-bit sources: decoded to float32 (exact for every float8 and int4 value), or
@@ -73,9 +74,8 @@ void cast_from_small(KernelContext& ctx, const Tensor& x, DType to, bool saturat
 void cast_to_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   if (x.dtype() == DType::kString)
     fail(ctx.where(), ": Cast from string to ", dtype_name(to), " is not supported (input 0)");
-  const Tensor f = is_half_type(x.dtype()) || x.dtype() == DType::kFloat32
-                       ? to_float32(x)
-                       : to_float32_values(x, WhereAnd{ctx.where(), ""});
+  const Tensor f =
+      is_half_type(x.dtype()) || x.dtype() == DType::kFloat32 ? to_float32(x) : to_float32_values(x, ctx.where());
   Tensor& y = ctx.output(0, to, x.shape());
   const int64_t n = x.numel();
   const float* v = f.data_as<float>();
@@ -93,7 +93,8 @@ void cast_to_small(KernelContext& ctx, const Tensor& x, DType to, bool saturate)
 }
 
 // Any numeric or bool tensor as float32 values.
-Tensor to_float32_values(const Tensor& x, const WhereAnd& what) {
+template <typename What>
+Tensor to_float32_values(const Tensor& x, const What& what) {
   Tensor f = Tensor::allocate(DType::kFloat32, x.shape());
   dispatch_all(x.dtype(), what, [&](auto stag) {
     using S = decltype(stag);

@@ -46,28 +46,9 @@ inline void row_stats(const T* x, int64_t D, double& mean, double& var) {
 // most 128 elements, the lanes added in double; the variance stays centred.
 constexpr int64_t kFloatLanes = 32, kFloatLaneMaxRow = 4096;
 inline void row_stats_float_lanes(const float* x, int64_t D, double& mean, double& var) {
-  float lane[kFloatLanes] = {};
-  int64_t d = 0;
-  for (; d + kFloatLanes <= D; d += kFloatLanes)
-    for (int j = 0; j < kFloatLanes; ++j) lane[j] += x[d + j];
-  for (int j = 0; d + j < D; ++j) lane[j] += x[d + j];
-  double total = 0;
-  for (int j = 0; j < kFloatLanes; ++j) total += lane[j];
-  mean = total / static_cast<double>(D);
+  mean = float_lanes_sum<kFloatLanes>(x, D, [](float v) { return v; }) / static_cast<double>(D);
   const float m = static_cast<float>(mean);
-  float sq[kFloatLanes] = {};
-  for (d = 0; d + kFloatLanes <= D; d += kFloatLanes)
-    for (int j = 0; j < kFloatLanes; ++j) {
-      const float a = x[d + j] - m;
-      sq[j] += a * a;
-    }
-  for (int j = 0; d + j < D; ++j) {
-    const float a = x[d + j] - m;
-    sq[j] += a * a;
-  }
-  total = 0;
-  for (int j = 0; j < kFloatLanes; ++j) total += sq[j];
-  var = total / static_cast<double>(D);
+  var = float_lanes_sum<kFloatLanes>(x, D, [m](float v) { return (v - m) * (v - m); }) / static_cast<double>(D);
 }
 
 template <typename T>

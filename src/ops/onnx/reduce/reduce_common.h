@@ -13,6 +13,27 @@
 
 namespace pointrt::reduce::detail {
 
+/// Sum of map(x[i]) for i < n in kLanes float lanes (lane j takes i = j mod kLanes, so a lane sums
+/// n / kLanes elements), the lanes then added in double by a tree. For rows of a few thousand
+/// floats: a double accumulator per element costs a convert each, which bounds the loop.
+template <int kLanes, typename Map>
+inline double float_lanes_sum(const float* x, int64_t n, Map map) {
+  static_assert(kLanes % 16 == 0, "whole vectors of 16 floats");
+  float lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += map(x[i + j]);
+  for (int j = 0; i + j < n; ++j) lane[j] += map(x[i + j]);
+  double wide[16];
+  for (int j = 0; j < 16; ++j) {
+    wide[j] = 0;
+    for (int q = j; q < kLanes; q += 16) wide[j] += lane[q];
+  }
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) wide[j] += wide[j + w];
+  return wide[0];
+}
+
 /// A shape seen as [outer, axis_dim, inner] around one axis (row-major).
 struct AxisSplit {
   int64_t outer = 1, axis_dim = 1, inner = 1;

@@ -22,6 +22,7 @@
 
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce.h"
+#include "ops/onnx/reduce/reduce_common.h"
 
 namespace pointrt::reduce {
 namespace {
@@ -113,21 +114,10 @@ double long_row(const float* x, int64_t R) {
     for (int64_t b = 0; b < R; b += kBlock) m = Op::combine(m, extremum_block<K>(x + b, std::min(kBlock, R - b)));
     return m;
   } else if (R <= kBlock) {
-    // A row of one block (softmax-like widths, 256 features): 64 float lanes (four vectors,
-    // converted to double only at the end) instead of 16 double ones: half the converts and
-    // enough independent adds to hide their latency. Each lane sums at most 16 elements.
-    using FOp = FloatOp<K, float>;
-    float lane[64] = {};
-    int64_t i = 0;
-    for (; i + 64 <= R; i += 64)
-      for (int j = 0; j < 64; ++j) lane[j] += FOp::map(x[i + j]);
-    for (int j = 0; i + j < R; ++j) lane[j] += FOp::map(x[i + j]);
-    double wide[16];
-    for (int j = 0; j < 16; ++j)
-      wide[j] = double(lane[j]) + double(lane[j + 16]) + double(lane[j + 32]) + double(lane[j + 48]);
-    for (int w = 8; w >= 1; w /= 2)
-      for (int j = 0; j < w; ++j) wide[j] += wide[j + w];
-    return wide[0];
+    // A row of one block (softmax-like widths, 256 features): 64 float lanes (four vectors)
+    // instead of 16 double ones: half the converts, enough independent adds to hide their
+    // latency. Each lane sums at most 16 elements.
+    return detail::float_lanes_sum<64>(x, R, [](float v) { return FloatOp<K, float>::map(v); });
   } else {
     double total = 0;
     for (int64_t b = 0; b < R; b += kBlock) {

@@ -32,11 +32,7 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& req, bool allow
     }
     out[i] = d;
     // A zero anywhere makes the product 0; only a product of nonzero dims can overflow.
-    // (The message is built only on overflow: this runs for every dim of every Reshape of a run.)
-    if (known == 0 || d == 0)
-      known = 0;
-    else if (!checked_mul(known, d, &known))
-      fail(where, ": shape ", shape_to_string(req), ": the dimension ", known, " x ", d, " overflows int64");
+    known = (known == 0 || d == 0) ? 0 : checked_dim_product(known, d, where, ": shape ", ShapeText{req});
   }
   const int64_t numel = shape_numel(in);
   if (infer_at >= 0) {

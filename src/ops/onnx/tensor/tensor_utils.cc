@@ -85,7 +85,7 @@ std::vector<int64_t> normalized_indices(const Tensor& indices, int64_t axis, con
       int64_t v = static_cast<int64_t>(p[i]);
       // The context string is built only here: this runs on every Gather/Scatter of a graph.
       if (v < -n || v >= n)
-        fail_index(where, input, v, i, n, str_cat("axis ", axis, " of data ", shape_to_string(data_shape)));
+        fail_index(where, input, v, i, n, str_cat("axis ", axis, " of data ", ShapeText{data_shape}));
       r[i] = v < 0 ? v + n : v;
     }
   };
