@@ -261,6 +261,9 @@ inline std::unique_ptr<OpKernel> make_function_kernel(std::function<void(KernelC
   return std::make_unique<FunctionKernel>(std::move(fn));
 }
 
+/// The domain of the nodes that pointrt's own passes make (FusedConv, QConv, ...); never in a file.
+inline constexpr const char* kInternalDomain = "pointrt.internal";
+
 /// One row of the operator table: (domain, op, opset range) -> factory.
 struct OpEntry {
   std::string domain;

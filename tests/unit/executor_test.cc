@@ -153,8 +153,8 @@ TEST(Prepare, PassListIsNamedAndOrdered) {
   std::vector<std::string> names;
   for (const auto& p : prepare_passes(SessionOptions{}, "m.onnx")) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "float16-via-float32", "prepare-subgraphs",
-                                             "fold-constants", "fold-if", "quant-qdq", "nn-fuse-conv", "fold-constants",
-                                             "eliminate-dead-nodes"}));
+                                             "fold-constants", "fold-if", "tensor-fold-expand-into-gather", "quant-qdq",
+                                             "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"}));
   SessionOptions plain;
   plain.optimize = false;
   names.clear();
@@ -170,10 +170,11 @@ TEST(Registry, FamiliesRegisterRowsPassesSchemasAndImportersOnce) {
                                       "onnx/nn", "onnx/image", "onnx/rnn", "onnx/signal", "onnx/strings",
                                       "onnx/training", "onnx/sequence", "pointnet2", "sparse", "pose", "detect"}));
   EXPECT_EQ(r.importers.size(), 1u);  // NVIDIA scn.onnx (sparse)
-  ASSERT_EQ(r.passes.size(), 3u);
+  ASSERT_EQ(r.passes.size(), 4u);
   EXPECT_EQ(r.passes[0].name, "fold-if");
-  EXPECT_EQ(r.passes[1].name, "quant-qdq");
-  EXPECT_EQ(r.passes[2].name, "nn-fuse-conv");
+  EXPECT_EQ(r.passes[1].name, "tensor-fold-expand-into-gather");
+  EXPECT_EQ(r.passes[2].name, "quant-qdq");
+  EXPECT_EQ(r.passes[3].name, "nn-fuse-conv");
   EXPECT_NE(r.table.find("pointrt", "BallQuery", 1), nullptr);
   // The pointrt-domain schemas are known to ONNX (shape inference at import uses them).
   EXPECT_NE(onnx::OpSchemaRegistry::Schema("BallQuery", 1, "pointrt"), nullptr);

@@ -31,7 +31,7 @@ void check(const Shape& data_shape, const Shape& idx_shape, int64_t axis, bool u
   for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = static_cast<float>(i);
   Tensor idx = expanded_index<I>(idx_shape, axis, data_shape[axis], seed, uniform);
   Tensor a = Tensor::allocate(DType::kFloat32, idx_shape), b = Tensor::allocate(DType::kFloat32, idx_shape);
-  tensor::gather_elements_cpu(x, idx, axis, a, "test", "indices");
+  tensor::gather_elements_cpu(x, idx, idx.shape(), axis, a, "test", "indices");
   tensor::gather_elements_ref(x, idx, axis, b);
   ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.nbytes())) << shape_to_string(idx_shape) << " axis " << axis;
 }

@@ -64,7 +64,7 @@ TEST(TensorGatherElements, FastMatchesReference) {
       Tensor x = random_tensor(dt, s, rng);
       Tensor idx = index_tensor(DType::kInt64, is, s[axis], rng);
       Tensor a = Tensor::zeros(dt, is), b = Tensor::zeros(dt, is);
-      gather_elements_cpu(x, idx, axis, a, "test", "indices");
+      gather_elements_cpu(x, idx, idx.shape(), axis, a, "test", "indices");
       gather_elements_ref(x, idx, axis, b);
       ASSERT_TRUE(same_bytes(a, b));
     }

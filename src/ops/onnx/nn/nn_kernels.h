@@ -35,6 +35,4 @@ int add_constant(Graph& g, const std::string& base, const Tensor& t);
 /// The graph pass: fold BatchNorm into Conv, fuse Add/Relu, choose blocked edges.
 bool fuse_conv_batchnorm_relu(Graph& g);
 
-inline constexpr const char* kInternalDomain = "pointrt.internal";
-
 }  // namespace pointrt::nn

@@ -179,7 +179,7 @@ Epilogue epilogue_of(const Graph& g, const Readers& r, int y) {
 void rewrite_as(Graph& g, int ni, const char* op, std::vector<int> inputs, const Epilogue& e) {
   Node& n = g.nodes[ni];
   n.op_type = op;
-  n.domain = nn::kInternalDomain;
+  n.domain = kInternalDomain;
   n.opset = 1;
   if (!e.q) set_int(n, kAttrFloatOutput, 1);
   if (e.relu >= 0) {
@@ -236,7 +236,7 @@ bool adopt_qlinear_conv(Graph& g, int ci) {
   for (int i : {1, 3, 4, 6})
     if (!constant(g, n.inputs[i])) return false;
   n.op_type = "QConv";
-  n.domain = nn::kInternalDomain;
+  n.domain = kInternalDomain;
   n.opset = 1;
   return true;
 }
@@ -250,7 +250,7 @@ int residual_conv(const Graph& g, const Readers& r, const Quantized& q, int add)
                   : sole_reader(r, q.data) != add)
     return -1;
   const Node& c = g.nodes[p];
-  if (c.removed || c.domain != nn::kInternalDomain || c.op_type != "QConv" || c.inputs.size() > 9) return -1;
+  if (c.removed || c.domain != kInternalDomain || c.op_type != "QConv" || c.inputs.size() > 9) return -1;
   if (c.attrs.get_int(kAttrFloatOutput, 0) || c.attrs.get_int(nn::kAttrPostRelu, 0)) return -1;
   return p;
 }
@@ -351,7 +351,7 @@ bool adopt_qgemm(Graph& g, int ni) {
   Node& m = g.nodes[ni];
   m.inputs = {in(0), in(1), in(2), bq, in(4), in(5), quantized ? in(7) : -1, quantized ? y_zp : -1, in(6)};
   m.op_type = "QMatMul";
-  m.domain = nn::kInternalDomain;
+  m.domain = kInternalDomain;
   m.opset = 1;
   for (const char* at : {"transA", "transB", "alpha"}) m.attrs.items.erase(at);
   if (!quantized) set_int(m, kAttrFloatOutput, 1);
@@ -428,7 +428,7 @@ bool reduce_before_dequantize(Graph& g, const Readers& r, int ni) {
   return true;
 }
 
-bool is_qconv(const Node& n) { return !n.removed && n.domain == nn::kInternalDomain && n.op_type == "QConv"; }
+bool is_qconv(const Node& n) { return !n.removed && n.domain == kInternalDomain && n.op_type == "QConv"; }
 
 // True when ReduceMax node `n` (axes constant) reduces exactly the axes 2 .. rank-1.
 bool reduces_spatial_axes(const Graph& g, const Node& n, size_t rank) {

@@ -48,9 +48,9 @@ Family register_onnx_quant() {
          "ONNX Runtime contrib (QOperator files); channels_last"});
   t.add({kMicrosoftDomain, "QGemm", 1, 1, int8, make_qgemm_kernel,
          "ONNX Runtime contrib (QOperator files); a QMatMul on oneDNN when B is constant (the QDQ pass)"});
-  t.add({nn::kInternalDomain, "QConv", 1, 1, int8, make_qconv_kernel,
+  t.add({kInternalDomain, "QConv", 1, 1, int8, make_qconv_kernel,
          "internal: DequantizeLinear -> Conv (+ Add, Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
-  t.add({nn::kInternalDomain, "QMatMul", 1, 1, int8, make_qmatmul_kernel,
+  t.add({kInternalDomain, "QMatMul", 1, 1, int8, make_qmatmul_kernel,
          "internal: DequantizeLinear -> MatMul/Gemm (+ Relu) -> QuantizeLinear on oneDNN int8 (the QDQ pass)"});
   family.passes.push_back(
       {"quant-qdq",

@@ -20,12 +20,16 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where) 
   return out;
 }
 
-void expand_cpu(const Tensor& x, Tensor& y) {
-  const size_t r = y.rank(), pad = r - x.rank();
-  const Strides xs = contiguous_strides(x.shape());
+Strides broadcast_source_strides(const Shape& x, const Shape& out) {
+  const size_t r = out.size(), pad = r - x.size();
+  const Strides xs = contiguous_strides(x);
   Strides src(r, 0);
-  for (size_t d = pad; d < r; ++d) src[d] = x.dim(d - pad) == 1 ? 0 : xs[d - pad];
-  strided_copy(x.data(), 0, y.shape(), src, y.data(), dtype_size(x.dtype()));
+  for (size_t d = pad; d < r; ++d) src[d] = x[d - pad] == 1 ? 0 : xs[d - pad];
+  return src;
+}
+
+void expand_cpu(const Tensor& x, Tensor& y) {
+  strided_copy(x.data(), 0, y.shape(), broadcast_source_strides(x.shape(), y.shape()), y.data(), dtype_size(x.dtype()));
 }
 
 Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std::string& where) {

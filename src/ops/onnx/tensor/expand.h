@@ -8,6 +8,9 @@
 namespace pointrt::tensor {
 
 Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& where);
+/// Strides, per dim of `out`, at which a contiguous tensor of shape `x` (which broadcasts to
+/// `out`, aligned on the right) is read: 0 on the dims x repeats.
+Strides broadcast_source_strides(const Shape& x, const Shape& out);
 void expand_cpu(const Tensor& x, Tensor& y);
 void expand_ref(const Tensor& x, Tensor& y);
 Shape tile_shape(const Shape& in, const std::vector<int64_t>& repeats, const std::string& where);

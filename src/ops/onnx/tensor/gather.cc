@@ -1,6 +1,9 @@
 #include "ops/onnx/tensor/gather.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "ops/onnx/tensor/expand.h"
 
 namespace pointrt::tensor {
 
@@ -47,44 +50,52 @@ void gather_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor&
   });
 }
 
-void check_gather_elements(const Tensor& data, const Tensor& indices, int64_t axis, const std::string& where) {
-  if (indices.rank() != data.rank())
-    fail(where, ": indices ", shape_to_string(indices.shape()), " must have the rank of data ",
+void check_gather_elements(const Tensor& data, const Shape& index_shape, int64_t axis, const std::string& where) {
+  if (index_shape.size() != data.rank())
+    fail(where, ": indices ", shape_to_string(index_shape), " must have the rank of data ",
          shape_to_string(data.shape()));
   for (size_t d = 0; d < data.rank(); ++d)
-    if (static_cast<int64_t>(d) != axis && indices.dim(d) > data.dim(d))
-      fail(where, ": indices ", shape_to_string(indices.shape()), " exceed data ", shape_to_string(data.shape()),
+    if (static_cast<int64_t>(d) != axis && index_shape[d] > data.dim(d))
+      fail(where, ": indices ", shape_to_string(index_shape), " exceed data ", shape_to_string(data.shape()),
            " on dimension ", d);
 }
 
 namespace {
 
 // GatherElements over rows of `inner` output elements, indices of type I read in place (no
-// normalised copy). A row whose indices are all equal, off the last axis (torch.gather on an
-// expanded index: kNN grouping), is one contiguous copy. Returns the position of the first
+// normalised copy). The index of output position c is idx[sum c[d] * istr[d]]: contiguous
+// strides for a plain GatherElements, 0 on the dims an Expand folded into the node broadcasts.
+// A row whose indices are all equal, off the last axis (torch.gather on an expanded index: kNN
+// grouping), is one contiguous copy. Returns the flat output position of the first row holding an
 // out-of-range index, or -1; the caller reports it (no throwing inside the parallel loop).
 template <typename E, typename I>
-int64_t gather_elements_rows(const E* src, const I* idx, E* dst, const Shape& is, const Strides& ds, int64_t axis,
-                             int64_t n) {
-  const int rank = static_cast<int>(is.size());
-  const int64_t inner = is[rank - 1], rows = shape_numel(is) / inner, axis_stride = ds[axis];
-  const bool axis_last = axis == rank - 1;
+int64_t gather_elements_rows(const E* src, const I* idx, E* dst, const Shape& os, const Strides& ds,
+                             const Strides& istr, int64_t axis, int64_t n) {
+  const int rank = static_cast<int>(os.size());
+  const int64_t inner = os[rank - 1], rows = shape_numel(os) / inner, axis_stride = ds[axis];
+  const bool axis_last = axis == rank - 1, index_row_broadcast = istr[rank - 1] == 0;
   int64_t first_bad = -1;
 #pragma omp parallel for schedule(static) if (worth_parallel(rows * inner * static_cast <int64_t>(sizeof(E))))
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = 0, rem = r;
-    for (int d = rank - 2; d >= 0; --d) {  // row base in data, axis coordinate left out
-      const int64_t c = rem % is[d];
-      rem /= is[d];
+    int64_t base = 0, ibase = 0, rem = r;
+    for (int d = rank - 2; d >= 0; --d) {  // row bases in data (axis coordinate left out) and indices
+      const int64_t c = rem % os[d];
+      rem /= os[d];
       if (d != axis) base += c * ds[d];
+      ibase += c * istr[d];
     }
-    const I* ix = idx + r * inner;
+    const I* ix = idx + ibase;
     E* o = dst + r * inner;
-    bool bad = false, uniform = !axis_last;
-    for (int64_t j = 0; j < inner; ++j) {
-      const int64_t v = static_cast<int64_t>(ix[j]);
-      bad |= v < -n || v >= n;
-      uniform &= ix[j] == ix[0];
+    bool bad = false, uniform = index_row_broadcast || !axis_last;
+    if (index_row_broadcast) {
+      const int64_t v = static_cast<int64_t>(ix[0]);
+      bad = v < -n || v >= n;
+    } else {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t v = static_cast<int64_t>(ix[j]);
+        bad |= v < -n || v >= n;
+        uniform &= ix[j] == ix[0];
+      }
     }
     if (bad) {
 #pragma omp critical(gather_elements_bad)
@@ -92,8 +103,11 @@ int64_t gather_elements_rows(const E* src, const I* idx, E* dst, const Shape& is
       continue;
     }
     if (uniform) {
-      const int64_t v = static_cast<int64_t>(ix[0]);
-      std::memcpy(o, src + base + (v < 0 ? v + n : v) * axis_stride, static_cast<size_t>(inner) * sizeof(E));
+      const int64_t v = static_cast<int64_t>(ix[0]), k = v < 0 ? v + n : v;
+      if (axis_last)
+        std::fill(o, o + inner, src[base + k]);
+      else
+        std::memcpy(o, src + base + k * axis_stride, static_cast<size_t>(inner) * sizeof(E));
     } else if (axis_last) {
       for (int64_t j = 0; j < inner; ++j) {
         const int64_t v = static_cast<int64_t>(ix[j]);
@@ -111,31 +125,39 @@ int64_t gather_elements_rows(const E* src, const I* idx, E* dst, const Shape& is
 
 }  // namespace
 
-void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
-                         const std::string& label) {
-  check_gather_elements(data, indices, axis, where);
+void gather_elements_cpu(const Tensor& data, const Tensor& indices, const Shape& index_shape, int64_t axis, Tensor& y,
+                         const std::string& where, const std::string& label) {
+  check_gather_elements(data, index_shape, axis, where);
   if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32)
     fail(where, ": ", label, " must be int32 or int64, got ", dtype_name(indices.dtype()));
   const int64_t n = data.dim(axis);
-  if (indices.numel() == 0) return;
+  if (shape_numel(index_shape) == 0) return;
   if (data.rank() == 0) fail(where, ": GatherElements needs data of rank >= 1");
   const Strides ds = contiguous_strides(data.shape());
+  const Strides istr = broadcast_source_strides(indices.shape(), index_shape);
   int64_t bad = -1;
   dispatch_by_size(data.dtype(), where.c_str(), [&](auto tag) {
     using E = decltype(tag);
     if (indices.dtype() == DType::kInt64)
-      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int64_t>(), y.data_as<E>(), indices.shape(), ds,
+      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int64_t>(), y.data_as<E>(), index_shape, ds, istr,
                                  axis, n);
     else
-      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int32_t>(), y.data_as<E>(), indices.shape(), ds,
+      bad = gather_elements_rows(data.data_as<E>(), indices.data_as<int32_t>(), y.data_as<E>(), index_shape, ds, istr,
                                  axis, n);
   });
-  if (bad >= 0)  // the first bad index of the first bad row, with the family's message
-    for (int64_t i = bad;; ++i) {
-      const int64_t v = index_at(indices, i);
-      if (v < -n || v >= n)
-        fail_index(where, label, v, i, n, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  if (bad < 0) return;
+  // The first bad index of the first bad row, at its position in the (expanded) indices.
+  const int rank = static_cast<int>(index_shape.size());
+  for (int64_t i = bad;; ++i) {
+    int64_t off = 0, rem = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      off += (rem % index_shape[d]) * istr[d];
+      rem /= index_shape[d];
     }
+    const int64_t v = index_at(indices, off);
+    if (v < -n || v >= n)
+      fail_index(where, label, v, i, n, str_cat("axis ", axis, " of data ", shape_to_string(data.shape())));
+  }
 }
 
 Shape gather_nd_shape(const Shape& data, const Shape& indices, int64_t batch_dims, const std::string& where) {

@@ -4,6 +4,9 @@
 //   Gather:         y[p, q, s] = x[p, idx[q], s]  (p over dims before axis, s after)
 //   GatherElements: y[i] = x[i with i[axis] replaced by idx[i]]; idx has x's rank, and on
 //                   every other dim idx's size must not exceed x's.
+//   GatherElementsExpanded (internal, made by the tensor pass from GatherElements(data,
+//                   Expand(i, shape)) when nothing else reads the Expand): the same result, with
+//                   the indices broadcast from i on the fly.
 //   GatherND:       the first batch_dims dims of x and idx agree; idx[..., 0:k] indexes x's next
 //                   k dims; y = idx.shape[:-1] + x.shape[batch_dims + k:].
 #pragma once
@@ -16,9 +19,13 @@ void gather_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor&
                 const std::string& label);
 void gather_ref(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y);
 
-void check_gather_elements(const Tensor& data, const Tensor& indices, int64_t axis, const std::string& where);
-void gather_elements_cpu(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y, const std::string& where,
-                         const std::string& label);
+/// Checks an indices shape against data (rank, and no dim larger than data's off the axis).
+void check_gather_elements(const Tensor& data, const Shape& index_shape, int64_t axis, const std::string& where);
+/// GatherElements with indices of shape `index_shape` (y's shape): `indices` itself, or a
+/// tensor that broadcasts to it (numpy rules), read in place with stride 0 on the broadcast dims
+/// (GatherElementsExpanded: an Expand folded into the node, never materialised).
+void gather_elements_cpu(const Tensor& data, const Tensor& indices, const Shape& index_shape, int64_t axis, Tensor& y,
+                         const std::string& where, const std::string& label);
 void gather_elements_ref(const Tensor& data, const Tensor& indices, int64_t axis, Tensor& y);
 
 Shape gather_nd_shape(const Shape& data, const Shape& indices, int64_t batch_dims, const std::string& where);

@@ -156,9 +156,36 @@ std::unique_ptr<OpKernel> make_gather_elements(const KernelInit& init) {
     check_index_dtype(idx, ctx.where(), label);
     if (x.rank() == 0) fail(ctx.where(), ": input 0 (data) must have rank >= 1, got a scalar");
     const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.rank()), ctx.where());
-    check_gather_elements(x, idx, axis, ctx.where());
+    check_gather_elements(x, idx.shape(), axis, ctx.where());
     Tensor& y = ctx.output(0, x.dtype(), idx.shape());
-    gather_elements_cpu(x, idx, axis, y, ctx.where(), label);
+    gather_elements_cpu(x, idx, idx.shape(), axis, y, ctx.where(), label);
+  });
+}
+
+namespace {
+// Expand's output shape: x broadcast against the shape tensor `shape_input` (input 1 of Expand).
+Shape expand_shape(const Shape& x, const Tensor& shape_input, const std::string& where, const char* label) {
+  std::vector<int64_t> shape = read_int_list(shape_input, where, label);
+  for (int64_t d : shape)
+    if (d < 0) fail(where, ": ", label, " ", shape_to_string(shape), " holds a negative dimension");
+  return broadcast_shape(x, shape, where);
+}
+}  // namespace
+
+// GatherElementsExpanded(data, i, shape) = GatherElements(data, Expand(i, shape)), made by the
+// tensor pass; errors read as the GatherElements node's, the index named as expanded.
+std::unique_ptr<OpKernel> make_gather_elements_expanded(const KernelInit& init) {
+  const int64_t axis_attr = init.attrs().get_int("axis", 0);
+  const std::string label = "input 1 (indices, expanded by input 2's shape)";
+  return make_function_kernel([=](KernelContext& ctx) {
+    const Tensor &x = ctx.input(0), &idx = ctx.input(1);
+    check_index_dtype(idx, ctx.where(), label);
+    if (x.rank() == 0) fail(ctx.where(), ": input 0 (data) must have rank >= 1, got a scalar");
+    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.rank()), ctx.where());
+    const Shape index_shape = expand_shape(idx.shape(), ctx.input(2), ctx.where(), "input 2 (Expand's shape)");
+    check_gather_elements(x, index_shape, axis, ctx.where());
+    Tensor& y = ctx.output(0, x.dtype(), index_shape);
+    gather_elements_cpu(x, idx, index_shape, axis, y, ctx.where(), label);
   });
 }
 
@@ -176,10 +203,7 @@ std::unique_ptr<OpKernel> make_gather_nd(const KernelInit& init) {
 std::unique_ptr<OpKernel> make_expand(const KernelInit&) {
   return make_function_kernel([](KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
-    std::vector<int64_t> shape = read_int_list(ctx.input(1), ctx.where(), "input 1 (shape)");
-    for (int64_t d : shape)
-      if (d < 0) fail(ctx.where(), ": input 1 (shape) ", shape_to_string(shape), " holds a negative dimension");
-    Tensor& y = ctx.output(0, x.dtype(), broadcast_shape(x.shape(), shape, ctx.where()));
+    Tensor& y = ctx.output(0, x.dtype(), expand_shape(x.shape(), ctx.input(1), ctx.where(), "input 1 (shape)"));
     expand_cpu(x, y);
   });
 }

@@ -3,6 +3,10 @@
 #pragma once
 #include "ops/kernel.h"
 
+namespace pointrt {
+struct Family;
+}
+
 namespace pointrt::tensor {
 
 std::unique_ptr<OpKernel> make_concat(const KernelInit& init);
@@ -13,6 +17,12 @@ std::unique_ptr<OpKernel> make_pad(const KernelInit& init, bool params_are_input
 std::unique_ptr<OpKernel> make_gather(const KernelInit& init);
 std::unique_ptr<OpKernel> make_gather_elements(const KernelInit& init);
 std::unique_ptr<OpKernel> make_gather_nd(const KernelInit& init);
+/// Internal: GatherElements(data, Expand(i, shape)) as one node, inputs (data, i, shape).
+std::unique_ptr<OpKernel> make_gather_elements_expanded(const KernelInit& init);
+/// The tensor pass (gather_expand_pass.cc): folds such Expands into their GatherElements.
+bool fold_expand_into_gather_elements(Graph& g);
+/// Adds GatherElements' row, the GatherElementsExpanded row and that pass to the tensor family.
+void add_gather_elements(Family& family);
 std::unique_ptr<OpKernel> make_expand(const KernelInit& init);
 std::unique_ptr<OpKernel> make_tile(const KernelInit& init);
 std::unique_ptr<OpKernel> make_shape(const KernelInit& init, bool has_start_end);

@@ -57,7 +57,7 @@ void scatter_elements_cpu(const Tensor& data, const Tensor& indices, const Tenso
          shape_to_string(indices.shape()));
   if (updates.dtype() != data.dtype())
     fail(where, ": updates are ", dtype_name(updates.dtype()), " but data is ", dtype_name(data.dtype()));
-  check_gather_elements(data, indices, axis, where);
+  check_gather_elements(data, indices.shape(), axis, where);
   std::vector<int64_t> idx = normalized_indices(indices, axis, data.shape(), where, label);
   if (data.nbytes()) std::memcpy(y.data(), data.data(), data.nbytes());
   const Strides ds = contiguous_strides(data.shape());

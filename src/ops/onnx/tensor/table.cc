@@ -30,7 +30,7 @@ Family register_onnx_tensor() {
   row("Flatten", 11, 21, kMoveTypes, make_flatten, "zero-copy, negative axis");
   row("Gather", 1, 10, C, make_gather, "");
   row("Gather", 11, 21, C, make_gather, "negative indices wrap");
-  row("GatherElements", 11, 21, C, make_gather_elements, "");
+  add_gather_elements(family);  // with its internal Expand-folded form and that pass
   row("GatherND", 11, 11, C, make_gather_nd, "no batch_dims");
   row("GatherND", 12, 21, C, make_gather_nd, "batch_dims");
   row("Reshape", 1, 4, C, make_reshape_v1, "shape attribute, zero-copy");
