@@ -112,5 +112,35 @@ TEST(TensorSplit, RoundTripsThroughConcatOnAwkwardShapes) {
   }
 }
 
+// Few rows of large parts (axis 0 or 1 of [2, ...]): each part is copied in 256 KiB pieces over
+// the threads. Part sizes around the piece (one float under, at, over) and an empty part; Split
+// back must give the inputs.
+TEST(TensorConcat, FewRowsOfLargePartsCopiedInPieces) {
+  std::mt19937 rng(21);
+  const int64_t piece = (int64_t{256} << 10) / 4;  // floats
+  for (int64_t axis : {0, 1}) {
+    const Shape lead = axis == 0 ? Shape{} : Shape{2};
+    std::vector<Tensor> owned;
+    for (int64_t len : {piece - 1, piece, piece + 1, int64_t{0}, 3 * piece + 5}) {
+      Shape s = lead;
+      s.push_back(len);
+      owned.push_back(random_tensor(DType::kFloat32, s, rng));
+    }
+    std::vector<const Tensor*> ins;
+    for (auto& t : owned) ins.push_back(&t);
+    const Shape out = concat_shape(ins, axis, "test");
+    Tensor a = Tensor::zeros(DType::kFloat32, out), b = Tensor::zeros(DType::kFloat32, out);
+    concat_cpu(ins, axis, a);
+    concat_ref(ins, axis, b);
+    ASSERT_TRUE(same_bytes(a, b)) << "axis " << axis;
+    std::vector<Tensor> parts;
+    std::vector<Tensor*> outs;
+    for (const Tensor& t : owned) parts.push_back(Tensor::zeros(DType::kFloat32, t.shape()));
+    for (auto& p : parts) outs.push_back(&p);
+    split_cpu(a, axis, outs);
+    for (size_t i = 0; i < owned.size(); ++i) ASSERT_TRUE(same_bytes(parts[i], owned[i])) << "part " << i;
+  }
+}
+
 }  // namespace
 }  // namespace pointrt::tensor
