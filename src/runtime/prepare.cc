@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops/registry.h"
+#include "runtime/common_subexpressions.h"
 #include "runtime/low_precision.h"
 
 namespace pointrt {
@@ -23,11 +24,7 @@ std::string supported_range_text(const std::vector<const OpEntry*>& entries) {
 }
 
 // Ops whose result must not be computed at prepare time even with constant inputs.
-bool foldable(const Node& n) {
-  static const std::set<std::string> never = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                                              "Multinomial",  "Bernoulli",     "Dropout"};
-  return !never.count(n.op_type);
-}
+bool foldable(const Node& n) { return !is_nondeterministic(n); }
 
 // For an operator of a domain pointrt does not serve itself: where such operators come from, and
 // which plugins the session loaded (their rows' notes name them).
@@ -210,6 +207,9 @@ std::vector<GraphPass> prepare_passes(const SessionOptions& options, const std::
     const size_t max_bytes = options.max_tensor_bytes;
     passes.push_back({"fold-constants", str_cat(what, "; DequantizeLinear kept for the QDQ pass"),
                       [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, true); }});
+    passes.push_back({"eliminate-common-subexpressions",
+                      "a node computing what an earlier node computed (same operator, inputs, attributes) is removed",
+                      eliminate_common_subexpressions});
     for (const GraphPass& p : registry().passes) passes.push_back(p);
     passes.push_back(
         {"fold-constants", what, [t, max_bytes](Graph& g) { return fold_constants(g, *t, max_bytes, false); }});

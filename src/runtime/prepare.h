@@ -3,7 +3,8 @@
 // what each pass did). The list is: check-supported (subgraphs included), float16-via-float32
 // (runtime/low_precision.h), prepare-subgraphs (each
 // If/Loop/Scan body, copied, runs the passes below), then (with SessionOptions::optimize)
-// fold-constants (keeping DequantizeLinear for the QDQ pass), every family's passes
+// fold-constants (keeping DequantizeLinear for the QDQ pass), eliminate-common-subexpressions
+// (runtime/common_subexpressions.h), every family's passes
 // (ops/registry.h) in family order, fold-constants again; then eliminate-dead-nodes. After the passes the session
 // builds the ExecutionPlan (runtime/executor.h) and releases constants whose readers keep packed copies.
 #pragma once

@@ -152,9 +152,10 @@ TEST(Executor, MissingOuterScopeValueIsAClearError) {
 TEST(Prepare, PassListIsNamedAndOrdered) {
   std::vector<std::string> names;
   for (const auto& p : prepare_passes(SessionOptions{}, "m.onnx")) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check-supported", "float16-via-float32", "prepare-subgraphs",
-                                             "fold-constants", "fold-if", "tensor-fold-expand-into-gather", "quant-qdq",
-                                             "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"check-supported", "float16-via-float32", "prepare-subgraphs", "fold-constants",
+                                      "eliminate-common-subexpressions", "fold-if", "tensor-fold-expand-into-gather",
+                                      "quant-qdq", "nn-fuse-conv", "fold-constants", "eliminate-dead-nodes"}));
   SessionOptions plain;
   plain.optimize = false;
   names.clear();
