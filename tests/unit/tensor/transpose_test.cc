@@ -49,6 +49,13 @@ TEST(TensorTranspose, TiledPathsOnTileEdges) {
                              {{4, 3, 9, 8}, {1, 0, 2, 3}},
                              {{300, 257}, {1, 0}},
                              {{8, 64, 130}, {2, 0, 1}},
+                             // the source-contiguous dim outermost or in the middle of the output
+                             // (yanx27's permute(0, 3, 2, 1), rank-5 head shuffles), tiles +-1
+                             {{1, 33, 5, 17}, {0, 3, 2, 1}},
+                             {{1, 128, 64, 131}, {0, 3, 2, 1}},
+                             {{2, 15, 3, 16}, {0, 3, 2, 1}},
+                             {{2, 4, 9, 8, 17}, {0, 3, 1, 4, 2}},
+                             {{5, 7, 33}, {2, 1, 0}},
                              {{0, 33}, {1, 0}}};
   for (const auto& c : cases)
     for (DType dt : kSizes) {

@@ -118,14 +118,19 @@ void coalesce(Shape& shape, Strides& strides) {
   strides.swap(st2);
 }
 
-// A batched 2D transpose (strides[rank - 2] == 1): tiles of 16 x 16 so both sides stay in cache
-// (4-byte elements: whole tiles through an AVX-512 register transpose).
+// A batched 2D transpose between output dim `d1` (source stride 1) and the innermost output dim:
+// tiles of 16 x 16 so both sides stay in cache (4-byte elements: whole tiles through an AVX-512
+// register transpose). d1 need not be the second-innermost dim: for yanx27's permute(0, 3, 2, 1)
+// ([S, K, C] -> [C, K, S]) it is the outermost, and walking output rows instead would read every
+// element from another cache line.
 template <typename E>
-void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, E* dst,
-                            bool parallel) {
+void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape, const Strides& strides, int d1,
+                            E* dst, bool parallel) {
   const int rank = static_cast<int>(shape.size());
   const int64_t total = shape_numel(shape), inner = shape[rank - 1], inner_stride = strides[rank - 1];
-  const int64_t rows = shape[rank - 2];
+  const int64_t rows = shape[d1];
+  const Strides out_strides = contiguous_strides(shape);
+  const int64_t row_stride = out_strides[d1];  // in the output, between consecutive d1 indices
   constexpr int64_t kTile = 16;
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t batches = total / (rows * inner);
@@ -133,12 +138,15 @@ void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t job = 0; job < jobs; ++job) {
     int64_t batch = job / row_tiles, a0 = (job % row_tiles) * kTile;
-    int64_t base = src_offset, rem = batch;
-    for (int d = rank - 3; d >= 0; --d) {
-      base += (rem % shape[d]) * strides[d];
+    int64_t base = src_offset, out_base = 0, rem = batch;
+    for (int d = rank - 2; d >= 0; --d) {  // the batch dims: all but d1 and the innermost
+      if (d == d1) continue;
+      const int64_t c = rem % shape[d];
       rem /= shape[d];
+      base += c * strides[d];
+      out_base += c * out_strides[d];
     }
-    E* out = dst + batch * rows * inner;
+    E* out = dst + out_base;
     const int64_t a1 = std::min(rows, a0 + kTile);
     for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
       const int64_t b1 = std::min(inner, b0 + kTile);
@@ -146,14 +154,14 @@ void copy_batched_transpose(const E* src, int64_t src_offset, const Shape& shape
       if constexpr (sizeof(E) == 4) {  // a whole tile: 16 loads, a register transpose, 16 stores
         if (a1 - a0 == kTile && b1 - b0 == kTile) {
           transpose_tile16(reinterpret_cast<const uint32_t*>(src + base + a0 + b0 * inner_stride), inner_stride,
-                           reinterpret_cast<uint32_t*>(out + a0 * inner + b0), inner);
+                           reinterpret_cast<uint32_t*>(out + a0 * row_stride + b0), row_stride);
           continue;
         }
       }
 #endif
       for (int64_t a = a0; a < a1; ++a) {
         const E* s = src + base + a;
-        E* o = out + a * inner;
+        E* o = out + a * row_stride;
         for (int64_t b = b0; b < b1; ++b) o[b] = s[b * inner_stride];
       }
     }
@@ -247,9 +255,11 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
   const int64_t inner_stride = strides[rank - 1];
   const bool parallel = worth_parallel(total * static_cast<int64_t>(sizeof(E)));
 
-  // Batched 2D transpose: the second-innermost output dim walks the source contiguously.
-  if (rank >= 2 && strides[rank - 2] == 1 && inner_stride != 1 && inner_stride != 0)
-    return copy_batched_transpose(src, src_offset, shape, strides, dst, parallel);
+  // Batched 2D transpose: an outer output dim walks the source contiguously (stride 1; the
+  // innermost one nearest to it when several do).
+  if (rank >= 2 && inner_stride != 1 && inner_stride != 0)
+    for (int d1 = rank - 2; d1 >= 0; --d1)
+      if (strides[d1] == 1) return copy_batched_transpose(src, src_offset, shape, strides, d1, dst, parallel);
   const std::vector<int> order = source_row_order(shape, strides, static_cast<size_t>(inner) * sizeof(E));
   if (!order.empty()) return copy_rows_in_source_order(src, src_offset, shape, strides, dst, order, parallel);
 
