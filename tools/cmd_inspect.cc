@@ -69,9 +69,12 @@ void print_passes(const detail::ModelImpl& m, const OpTable& table, std::ostream
     error = e.what();
   }
   j["passes"] = nlohmann::json::array();
+  size_t width = 0;  // the longest name, so that the columns line up
+  for (const GraphPass& p : passes) width = std::max(width, p.name.size());
   for (size_t i = 0; i < passes.size(); ++i) {
     nlohmann::json row = {{"name", passes[i].name}, {"description", passes[i].description}};
-    os << "  " << std::setw(2) << i + 1 << ". " << std::left << std::setw(22) << passes[i].name << std::right;
+    os << "  " << std::setw(2) << i + 1 << ". " << std::left << std::setw(static_cast<int>(width) + 1) << passes[i].name
+       << std::right;
     if (i < reports.size()) {
       os << (reports[i].changed ? "changed" : "no change") << ", " << reports[i].nodes_after << " nodes, " << std::fixed
          << std::setprecision(2) << reports[i].milliseconds << " ms";
