@@ -99,6 +99,16 @@ std::vector<int> values_read_by(const Graph& g, const Node& n) {
   return ids;
 }
 
+std::vector<int> reader_counts(const Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (int o : g.outputs) ++uses[o];
+  for (const Node& n : g.nodes)
+    if (!n.removed)
+      for (int v : values_read_by(g, n))
+        if (v >= 0) ++uses[v];
+  return uses;
+}
+
 std::vector<std::string> outer_scope_names(const Graph& g) {
   std::vector<std::string> names;
   std::set<std::string> seen;

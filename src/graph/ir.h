@@ -144,6 +144,10 @@ ValueInfo value_info_of(const Value& v);
 /// scope. Liveness and dead-node elimination use it so that such values stay alive.
 std::vector<int> values_read_by(const Graph& g, const Node& n);
 
+/// Per value: how many times the live nodes read it (values_read_by, so subgraph reads count) plus
+/// one if it is a graph output. A value with count 0 is dead; 1 has a single reader.
+std::vector<int> reader_counts(const Graph& g);
+
 /// Names `g` reads without defining them (ONNX outer-scope references of a subgraph): values that
 /// no node produces and that are neither inputs nor constants, and names its own subgraphs read
 /// that `g` has no value for. In order of first use. Empty for a model's main graph.

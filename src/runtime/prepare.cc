@@ -154,13 +154,11 @@ bool fold_constants(Graph& g, const OpTable& table, size_t max_tensor_bytes, boo
 
 // Drop nodes whose outputs nobody reads.
 bool eliminate_dead_nodes(Graph& g) {
-  std::vector<int> uses(g.values.size(), 0);
-  for (int o : g.outputs) ++uses[o];
-  for (auto& n : g.nodes)
-    for (int v : values_read_by(g, n)) ++uses[v];
+  std::vector<int> uses = reader_counts(g);
   bool changed = false;
   for (size_t i = g.nodes.size(); i-- > 0;) {
     Node& n = g.nodes[i];
+    if (n.removed) continue;  // reader_counts left its reads out
     bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) { return o >= 0 && uses[o] > 0; });
     if (!used) {
       n.removed = true;

@@ -16,12 +16,7 @@ bool is_onnx(const Node& n, const char* op) { return !n.removed && n.domain.empt
 }  // namespace
 
 bool fold_expand_into_gather_elements(Graph& g) {
-  std::vector<int> readers(g.values.size(), 0);  // subgraph reads and graph outputs count as readers
-  for (const Node& n : g.nodes)
-    if (!n.removed)
-      for (int v : values_read_by(g, n))
-        if (v >= 0) ++readers[v];
-  for (int v : g.outputs) ++readers[v];
+  const std::vector<int> readers = reader_counts(g);  // subgraph reads and graph outputs count
   bool changed = false;
   for (Node& gather : g.nodes) {
     if (!is_onnx(gather, "GatherElements") || gather.inputs.size() != 2) continue;

@@ -148,20 +148,6 @@ std::unique_ptr<OpKernel> make_gather(const KernelInit& init) {
   });
 }
 
-std::unique_ptr<OpKernel> make_gather_elements(const KernelInit& init) {
-  const int64_t axis_attr = init.attrs().get_int("axis", 0);
-  const std::string label = input_label(init, 1);
-  return make_function_kernel([=](KernelContext& ctx) {
-    const Tensor &x = ctx.input(0), &idx = ctx.input(1);
-    check_index_dtype(idx, ctx.where(), label);
-    if (x.rank() == 0) fail(ctx.where(), ": input 0 (data) must have rank >= 1, got a scalar");
-    const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.rank()), ctx.where());
-    check_gather_elements(x, idx.shape(), axis, ctx.where());
-    Tensor& y = ctx.output(0, x.dtype(), idx.shape());
-    gather_elements_cpu(x, idx, idx.shape(), axis, y, ctx.where(), label);
-  });
-}
-
 namespace {
 // Expand's output shape: x broadcast against the shape tensor `shape_input` (input 1 of Expand).
 Shape expand_shape(const Shape& x, const Tensor& shape_input, const std::string& where, const char* label) {
@@ -170,23 +156,30 @@ Shape expand_shape(const Shape& x, const Tensor& shape_input, const std::string&
     if (d < 0) fail(where, ": ", label, " ", shape_to_string(shape), " holds a negative dimension");
   return broadcast_shape(x, shape, where);
 }
-}  // namespace
 
-// GatherElementsExpanded(data, i, shape) = GatherElements(data, Expand(i, shape)), made by the
-// tensor pass; errors read as the GatherElements node's, the index named as expanded.
-std::unique_ptr<OpKernel> make_gather_elements_expanded(const KernelInit& init) {
+// GatherElements, or (`expanded`) the tensor pass's GatherElementsExpanded(data, i, shape) =
+// GatherElements(data, Expand(i, shape)), whose errors read as the GatherElements node's with the
+// index named as expanded.
+std::unique_ptr<OpKernel> gather_elements_kernel(const KernelInit& init, bool expanded) {
   const int64_t axis_attr = init.attrs().get_int("axis", 0);
-  const std::string label = "input 1 (indices, expanded by input 2's shape)";
+  const std::string label = expanded ? "input 1 (indices, expanded by input 2's shape)" : input_label(init, 1);
   return make_function_kernel([=](KernelContext& ctx) {
     const Tensor &x = ctx.input(0), &idx = ctx.input(1);
     check_index_dtype(idx, ctx.where(), label);
     if (x.rank() == 0) fail(ctx.where(), ": input 0 (data) must have rank >= 1, got a scalar");
     const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.rank()), ctx.where());
-    const Shape index_shape = expand_shape(idx.shape(), ctx.input(2), ctx.where(), "input 2 (Expand's shape)");
+    const Shape index_shape =
+        expanded ? expand_shape(idx.shape(), ctx.input(2), ctx.where(), "input 2 (Expand's shape)") : idx.shape();
     check_gather_elements(x, index_shape, axis, ctx.where());
     Tensor& y = ctx.output(0, x.dtype(), index_shape);
     gather_elements_cpu(x, idx, index_shape, axis, y, ctx.where(), label);
   });
+}
+}  // namespace
+
+std::unique_ptr<OpKernel> make_gather_elements(const KernelInit& init) { return gather_elements_kernel(init, false); }
+std::unique_ptr<OpKernel> make_gather_elements_expanded(const KernelInit& init) {
+  return gather_elements_kernel(init, true);
 }
 
 std::unique_ptr<OpKernel> make_gather_nd(const KernelInit& init) {
