@@ -234,3 +234,75 @@ TEST(MeanShift, SessionAndErrors) {
       },
       {"node0", "filter_vote", "K = 2"});
 }
+
+namespace {
+
+std::vector<int32_t> every_pair(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,
+                                float bw2) {
+  std::vector<int32_t> c(x.size(), 0);
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t j = 0; j < x.size(); ++j) {
+      const float dx = x[i] - x[j], dy = y[i] - y[j], dz = z[i] - z[j];
+      c[i] += (dx * dx + dy * dy) + dz * dz < bw2;
+    }
+  return c;
+}
+
+}  // namespace
+
+// The count with a core against every pair: clustered votes with outliers or a shell of boundary
+// votes (the core path must be taken), votes on lattices at the bandwidth and half of it (pairs at
+// d2 ~ bw2, duplicates), far-off and huge coordinates, two clusters; sizes around the 64-vote cut.
+TEST(MeanShift, DensityWithACoreMatchesEveryPair) {
+  const float bw = 0.08f, bw2 = bw * bw;
+  pose::detail::DensityScratch scratch;
+  for (int64_t n : {1, 2, 63, 64, 65, 257, 1000}) {
+    for (int layout = 0; layout < 7; ++layout) {
+      std::mt19937 rng(static_cast<uint32_t>(n * 10 + layout));
+      std::normal_distribution<float> tight(0.f, 0.01f);
+      std::uniform_real_distribution<float> uni(-1.f, 1.f);
+      std::vector<float> x(n), y(n), z(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float r = uni(rng);
+        switch (layout) {
+          case 0:  // a cluster, 10% outliers
+            x[i] = r > 0.8f ? uni(rng) : tight(rng), y[i] = r > 0.8f ? uni(rng) : tight(rng), z[i] = tight(rng);
+            break;
+          case 1:  // lattice of the bandwidth: neighbours at d2 = bw2 up to rounding
+            x[i] = bw * static_cast<float>(i % 7), y[i] = bw * static_cast<float>((i / 7) % 5), z[i] = 0.f;
+            break;
+          case 2:  // lattice of half the bandwidth, repeated points
+            x[i] = 0.5f * bw * static_cast<float>(i % 5), y[i] = 0.5f * bw * static_cast<float>((i / 5) % 3),
+            z[i] = 0.25f * bw * static_cast<float>(i % 2);
+            break;
+          case 3:  // a cluster far from the origin (coarse float spacing)
+            x[i] = 1000.f + tight(rng), y[i] = -500.f + tight(rng), z[i] = 250.f + tight(rng);
+            break;
+          case 4:  // huge coordinates next to a cluster (d2 overflows float32)
+            x[i] = i % 9 == 0 ? 1e30f * r : tight(rng), y[i] = i % 9 == 0 ? -3e38f : tight(rng), z[i] = tight(rng);
+            break;
+          case 5: {  // a cluster and a shell 0.5-1.5 bandwidths around it: boundary votes
+            const float radius = r > 0.4f ? 0.f : bw * (1.f + std::fabs(r) * 1.25f) - 0.5f * bw;
+            const float theta = 3.f * uni(rng), phi = 1.5f * uni(rng);
+            x[i] = tight(rng) + radius * std::cos(theta) * std::cos(phi);
+            y[i] = tight(rng) + radius * std::sin(theta) * std::cos(phi), z[i] = tight(rng) + radius * std::sin(phi);
+            break;
+          }
+          default:  // two clusters 1.2 bandwidths apart
+            x[i] = (i % 2 ? 1.2f * bw : 0.f) + 0.3f * tight(rng), y[i] = 0.3f * tight(rng), z[i] = 0.3f * tight(rng);
+        }
+      }
+      SCOPED_TRACE("n = " + std::to_string(n) + ", layout = " + std::to_string(layout));
+      const std::vector<int32_t> want = every_pair(x, y, z, bw2);
+      std::vector<int32_t> direct(n, -1), with_core(n, -1), chosen(n, -1);
+      pose::detail::density_counts_direct(x.data(), y.data(), z.data(), n, bw2, direct.data());
+      EXPECT_EQ(direct, want);
+      const bool took =
+          pose::detail::density_counts_core(x.data(), y.data(), z.data(), n, bw2, with_core.data(), scratch);
+      if (took) EXPECT_EQ(with_core, want);
+      if ((layout == 0 || layout == 5) && n >= 257) EXPECT_TRUE(took);  // the case the core is for
+      pose::detail::density_counts(x.data(), y.data(), z.data(), n, bw2, chosen.data(), scratch);
+      EXPECT_EQ(chosen, want);
+    }
+  }
+}
