@@ -86,8 +86,11 @@ int bench(const BenchFlags& f) {
   auto tp = std::chrono::steady_clock::now();
   std::vector<std::string> memory_log;
   Model model = load_model(f.model);
+  const auto tl = std::chrono::steady_clock::now();
   memory_log.push_back("after load: " + memory_line());
+  const auto ts = std::chrono::steady_clock::now();
   Session session(model, so);
+  const auto te = std::chrono::steady_clock::now();
   memory_log.push_back("after prepare: " + memory_line());
   // Drop the Model: once the session is prepared, only its (packed) weights remain.
   model = Model();
@@ -119,7 +122,9 @@ int bench(const BenchFlags& f) {
   os << std::fixed << std::setprecision(3);
   os << "model: " << f.model.path << "\nthreads: " << (f.session.threads ? std::to_string(f.session.threads) : "all")
      << ", warmup: " << f.warmup << ", iterations: " << f.iterations << "\n";
-  os << "prepare: " << prepare_ms << " ms\n";
+  auto span_ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  os << "prepare: " << prepare_ms << " ms (loading the file " << span_ms(tp, tl) << " ms, the session "
+     << span_ms(ts, te) << " ms)\n";
   os << "latency ms: median " << med << ", mean " << mean << ", min " << times.front() << ", max " << times.back()
      << "\n";
   os << "peak RSS: " << ru.ru_maxrss / 1024.0 << " MiB\n";

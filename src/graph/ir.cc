@@ -109,6 +109,26 @@ std::vector<int> reader_counts(const Graph& g) {
   return uses;
 }
 
+ValueReaders value_readers(const Graph& g) {
+  ValueReaders r;
+  r.offsets.assign(g.values.size() + 1, 0);
+  r.graph_output.assign(g.values.size(), false);
+  for (const Node& n : g.nodes)
+    if (!n.removed)
+      for (int v : n.inputs)
+        if (v >= 0) ++r.offsets[v + 1];
+  for (size_t v = 0; v < g.values.size(); ++v) r.offsets[v + 1] += r.offsets[v];
+  r.entries.resize(static_cast<size_t>(r.offsets.back()));
+  std::vector<int> next(r.offsets.begin(), r.offsets.end() - 1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].removed) continue;
+    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k)
+      if (const int v = g.nodes[i].inputs[k]; v >= 0) r.entries[next[v]++] = {static_cast<int>(i), static_cast<int>(k)};
+  }
+  for (int o : g.outputs) r.graph_output[o] = true;
+  return r;
+}
+
 std::vector<std::string> outer_scope_names(const Graph& g) {
   std::vector<std::string> names;
   std::set<std::string> seen;

@@ -353,6 +353,16 @@ void convert_graph(const onnx::GraphProto& gp, const std::map<std::string, int64
   fold_constant_nodes(file, g);
 }
 
+void apply_inferred_types(const onnx::GraphProto& typed, Graph& g) {
+  for (const auto& vi : typed.value_info()) {
+    int id = g.find_value(vi.name());
+    if (id >= 0 && !g.values[id].constant) fill_value_info(vi, g.values[id]);
+  }
+  if (static_cast<size_t>(typed.output_size()) != g.outputs.size()) return;
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    if (!g.values[g.outputs[i]].constant) fill_value_info(typed.output(static_cast<int>(i)), g.values[g.outputs[i]]);
+}
+
 void check_outer_scopes(const Graph& g, const std::string& file) {
   std::vector<const Graph*> enclosing;
   check_scopes(g, file, enclosing);

@@ -23,6 +23,12 @@ namespace pointrt {
 void convert_graph(const onnx::GraphProto& gp, const std::map<std::string, int64_t>& opsets,
                    const ExternalDataRoots& roots, const std::string& file, bool subgraph, Graph& g);
 
+/// The types and shapes of `typed` (a graph's value_info and outputs after ONNX shape inference)
+/// onto the converted main graph `g`, as convert_graph would have taken them from the file
+/// (constants keep their own). Subgraphs are not visited: a graph with subgraphs takes its
+/// inferred types before conversion.
+void apply_inferred_types(const onnx::GraphProto& typed, Graph& g);
+
 /// Every outer-scope name of every subgraph of `g` (at any depth) must be a value of an enclosing
 /// graph; otherwise an error naming the file, the node owning the subgraph, the attribute and the
 /// value.

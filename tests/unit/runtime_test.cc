@@ -5,10 +5,12 @@
 #include <fstream>
 #include <thread>
 
+#include "graph/onnx_import.h"
 #include "io/npy.h"
 #include "io/tensor_compare.h"
 #include "support/expect_error.h"
 #include "support/model_builder.h"
+#include "unit/control_flow_util.h"
 
 using namespace pointrt;
 using pointrt::test::expect_error_with;
@@ -41,6 +43,56 @@ TEST(Loader, EmptyGarbageAndTruncatedFilesAreClearErrors) {
     }
   }
   expect_error_with([] { Model::load("/nonexistent/model.onnx"); }, {"/nonexistent/model.onnx", "cannot open"});
+}
+
+// ONNX's shape inference (in a child process) types the values the file leaves untyped: for a
+// graph without subgraphs after conversion (the two overlap), with subgraphs before it. Both
+// must reach the intermediate values, the outputs and the values inside a branch.
+TEST(Loader, InferredShapesReachIntermediatesOutputsAndBranches) {
+  auto shape_of = [](const Graph& g, const std::string& name) {
+    const int id = g.find_value(name);
+    EXPECT_GE(id, 0) << name;
+    if (id < 0 || !g.values[id].has_shape) return std::string("none");
+    std::string s = dtype_name(g.values[id].dtype);
+    for (const Dim& d : g.values[id].shape) s += " " + (d.is_fixed() ? std::to_string(d.value) : d.symbol);
+    return s;
+  };
+  for (bool with_if : {false, true}) {
+    SCOPED_TRACE(with_if ? "with an If" : "without subgraphs");
+    ModelBuilder b(13);
+    b.input("x", DType::kFloat32, {int64_t(2), int64_t(3)});
+    ModelBuilder::attr_ints(b.node("Transpose", {"x"}, {"t"}), "perm", {1, 0});
+    b.node("Relu", {"t"}, {"r"});
+    if (with_if) {
+      b.input("cond", DType::kBool, {});
+      onnx::GraphProto then_g, else_g;
+      then_g.set_name("then");
+      else_g.set_name("else");
+      test::sub_node(then_g, "Neg", {"r"}, {"inner"});
+      test::sub_node(then_g, "Abs", {"inner"}, {"t_out"});
+      test::sub_value(then_g.mutable_output(), "t_out", DType::kFloat32);
+      test::sub_node(else_g, "Identity", {"r"}, {"e_out"});
+      test::sub_value(else_g.mutable_output(), "e_out", DType::kFloat32);
+      auto& n = b.node("If", {"cond"}, {"y"}, "", "if0");
+      test::attr_graph(n, "then_branch", then_g);
+      test::attr_graph(n, "else_branch", else_g);
+    } else {
+      b.node("Sigmoid", {"r"}, {"y"});
+    }
+    b.output("y");  // untyped in the file
+    Model m = b.load("typed.onnx");
+    const Graph& g = m.impl()->graph;
+    EXPECT_EQ(shape_of(g, "t"), "float32 3 2");
+    EXPECT_EQ(shape_of(g, "r"), "float32 3 2");
+    EXPECT_EQ(shape_of(g, "y"), "float32 3 2");
+    if (with_if) {
+      const Node* if_node = nullptr;
+      for (const Node& n : g.nodes) if_node = n.op_type == "If" ? &n : if_node;
+      ASSERT_NE(if_node, nullptr);
+      EXPECT_EQ(shape_of(*if_node->attrs.items.at("then_branch").g, "inner"), "float32 3 2");
+    }
+    EXPECT_TRUE(m.impl()->import_notes.empty()) << m.impl()->import_notes.front();
+  }
 }
 
 TEST(Loader, MissingNodeInputNamesNodeAndTensor) {

@@ -38,24 +38,9 @@ bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_ty
 bool is_fused_conv(const Node& n) { return n.domain == kInternalDomain && n.op_type == "FusedConv" && !n.removed; }
 bool is_conv_like(const Node& n) { return is_onnx(n, "Conv") || is_fused_conv(n); }
 
-struct Uses {
-  std::vector<std::vector<std::pair<int, int>>> readers;  // value -> (node, input index)
-  std::vector<bool> graph_output;
-};
-Uses compute_uses(const Graph& g) {
-  Uses u;
-  u.readers.assign(g.values.size(), {});
-  u.graph_output.assign(g.values.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].removed) continue;
-    for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k)
-      if (g.nodes[i].inputs[k] >= 0)
-        u.readers[g.nodes[i].inputs[k]].push_back({static_cast<int>(i), static_cast<int>(k)});
-  }
-  for (int o : g.outputs) u.graph_output[o] = true;
-  return u;
-}
-bool single_reader(const Uses& u, int v) { return v >= 0 && u.readers[v].size() == 1 && !u.graph_output[v]; }
+using Uses = ValueReaders;
+Uses compute_uses(const Graph& g) { return value_readers(g); }
+bool single_reader(const Uses& u, int v) { return v >= 0 && u.of(v).size() == 1 && !u.graph_output[v]; }
 
 const Tensor* constant_f32(const Graph& g, int v) {
   if (v < 0 || !g.values[v].constant) return nullptr;
@@ -85,14 +70,13 @@ bool fold_batch_norms(Graph& g) {
     if (conv.attrs.get_int(kAttrPostRelu, 0) || conv.attrs.get_int(kAttrSumInput, 0)) continue;
     int y = conv.outputs[0];
     if (!single_reader(u, y)) continue;
-    Node& bn = g.nodes[u.readers[y][0].first];
-    if (!is_onnx(bn, "BatchNormalization") || u.readers[y][0].second != 0 || bn.inputs.size() < 5) continue;
+    Node& bn = g.nodes[u.of(y)[0].node];
+    if (!is_onnx(bn, "BatchNormalization") || u.of(y)[0].input != 0 || bn.inputs.size() < 5) continue;
     if (batch_norm_trains(bn.attrs, bn.opset)) continue;  // batch statistics: nothing to fold
     if (bn.opset < 9 && bn.attrs.get_int("spatial", 1) == 0) continue;
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k)
-      if (bn.outputs[k] >= 0 && (!u.readers[bn.outputs[k]].empty() || u.graph_output[bn.outputs[k]]))
-        extra_outputs = true;
+      if (bn.outputs[k] >= 0 && (!u.of(bn.outputs[k]).empty() || u.graph_output[bn.outputs[k]])) extra_outputs = true;
     if (extra_outputs) continue;
     const Tensor* w = constant_f32(g, conv.inputs[1]);
     const Tensor* b = conv.inputs.size() > 2 ? constant_f32(g, conv.inputs[2]) : nullptr;
@@ -289,7 +273,7 @@ bool choose_blocked_edges(Graph& g) {
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     int p = val.producer;
-    if (p < 0 || u.graph_output[v] || val.constant || u.readers[v].empty()) continue;
+    if (p < 0 || u.graph_output[v] || val.constant || u.of(v).empty()) continue;
     const Node& n = g.nodes[p];
     if (n.removed || n.outputs.empty() || n.outputs[0] != static_cast<int>(v)) continue;
     if (!is_conv_like(n) && !is_window_pool(n)) continue;
@@ -307,7 +291,7 @@ bool choose_blocked_edges(Graph& g) {
     for (size_t v = 0; v < g.values.size(); ++v) {
       if (!blocked[v]) continue;
       bool ok = true;
-      for (auto [ni, k] : u.readers[v]) {
+      for (auto [ni, k] : u.of(v)) {
         const Node& q = g.nodes[ni];
         int out = q.outputs.empty() ? -1 : q.outputs[0];
         if (is_conv_like(q) && k == 0) continue;

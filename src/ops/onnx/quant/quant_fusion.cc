@@ -41,23 +41,12 @@ namespace pointrt::quant {
 
 namespace {
 
-struct Readers {
-  std::vector<std::vector<int>> of;  // value -> reading nodes
-  std::vector<bool> output;          // value is a graph output
-};
-Readers readers_of(const Graph& g) {
-  Readers r;
-  r.of.assign(g.values.size(), {});
-  r.output.assign(g.values.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!g.nodes[i].removed)
-      for (int v : g.nodes[i].inputs)
-        if (v >= 0) r.of[v].push_back(static_cast<int>(i));
-  for (int o : g.outputs) r.output[o] = true;
-  return r;
-}
+using Readers = ValueReaders;
+Readers readers_of(const Graph& g) { return value_readers(g); }
 // The only reader of v (and v is no graph output), or -1.
-int sole_reader(const Readers& r, int v) { return v >= 0 && r.of[v].size() == 1 && !r.output[v] ? r.of[v][0] : -1; }
+int sole_reader(const Readers& r, int v) {
+  return v >= 0 && r.of(v).size() == 1 && !r.graph_output[v] ? r.of(v)[0].node : -1;
+}
 
 bool is_op(const Node& n, const char* op) { return !n.removed && n.domain.empty() && n.op_type == op; }
 const Tensor* constant(const Graph& g, int v) {
@@ -149,8 +138,8 @@ int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels,
 void drop_unread_dequantize(Graph& g) {
   Readers r = readers_of(g);
   for (auto& n : g.nodes)
-    if (is_op(n, "DequantizeLinear") && !n.outputs.empty() && n.outputs[0] >= 0 && r.of[n.outputs[0]].empty() &&
-        !r.output[n.outputs[0]])
+    if (is_op(n, "DequantizeLinear") && !n.outputs.empty() && n.outputs[0] >= 0 && r.of(n.outputs[0]).empty() &&
+        !r.graph_output[n.outputs[0]])
       n.removed = true;
 }
 
@@ -486,8 +475,9 @@ bool channels_last_pool(const Graph& g, const Node& n) {
 // True when v has readers, is no graph output, and each reader can read it channels-last: a QConv
 // as x or as the residual operand, or a MaxPool marked in `pools`.
 bool readers_take_channels_last(const Graph& g, const Readers& r, int v, const std::vector<char>& pools) {
-  if (r.output[v] || r.of[v].empty()) return false;
-  for (int ri : r.of[v]) {
+  if (r.graph_output[v] || r.of(v).empty()) return false;
+  for (const auto& reader : r.of(v)) {
+    const int ri = reader.node;
     const Node& c = g.nodes[ri];
     for (size_t slot = 0; slot < c.inputs.size(); ++slot)
       if (c.inputs[slot] == v && !(is_qconv(c) ? slot == 0 || slot == kQConvSumInput : slot == 0 && pools[ri]))
@@ -498,7 +488,8 @@ bool readers_take_channels_last(const Graph& g, const Readers& r, int v, const s
 
 // Tells each QConv reader of v that v arrives channels-last; marks MaxPool readers in `pools`.
 void read_channels_last(Graph& g, const Readers& r, int v, std::vector<char>& pools) {
-  for (int ri : r.of[v]) {
+  for (const auto& reader : r.of(v)) {
+    const int ri = reader.node;
     Node& c = g.nodes[ri];
     if (!is_qconv(c)) {
       pools[ri] = 1;
