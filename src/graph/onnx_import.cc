@@ -154,7 +154,10 @@ class ShapeInferenceChild {
       problem_ = "fork() failed";
       return;
     }
-    if (pid_ == 0) run_child(proto, fds[1]);  // does not return
+    if (pid_ == 0) {
+      close(fds[0]);
+      run_child(proto, fds[1]);  // does not return
+    }
     close(fds[1]);
     fd_ = fds[0];
   }
