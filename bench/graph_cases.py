@@ -1,7 +1,8 @@
 """Whole graphs for bench/compare_ops_onnxruntime.py, each written to `work_dir` once (cached):
 
   yanx27_cls_ssg     models/yanx27_pointnet2.py cls_ssg at 1024 points, plain torch.onnx.export
-                     (opset 14): ~48k nodes of standard operators (several CPU minutes to export)
+                     (opset 14): ~48k nodes of standard operators (several CPU minutes to export,
+                     tens of minutes on a loaded machine: torch's _optimize_graph)
   point_transformer  a small Point-Transformer-style classifier: per point kNN (k = 16, TopK over
                      squared distances) and local multi-head attention over the neighbours with a
                      relative-position MLP, LayerNorm + MLP residuals; then global multi-head
