@@ -528,6 +528,12 @@ bool chain_channels_last(Graph& g) {
 }  // namespace
 
 bool fuse_qdq(Graph& g) {
+  // Every rule starts from a DequantizeLinear, a QLinear*/QGemm to adopt or an int8 kernel (Q*):
+  // without any, nothing to do (a float graph of 16k nodes paid 4 ms of reader indexes).
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) {
+        return !n.removed && (n.op_type.rfind('Q', 0) == 0 || n.op_type.find("Quantize") != std::string::npos);
+      }))
+    return false;
   bool changed = false;
   // Convolutions and products first; residual Adds need their QConv; then what runs on int8.
   for (int stage = 0; stage < 3; ++stage) {
