@@ -306,3 +306,15 @@ TEST(MeanShift, DensityWithACoreMatchesEveryPair) {
     }
   }
 }
+
+// A bandwidth whose square underflows float32 to 0: no pair is within it, so the reference's seed
+// is the first vote; the optimised kernel must not take the duplicates at the median for a core.
+TEST(MeanShift, BandwidthSquaredUnderflowKeepsTheReferenceSeed) {
+  const int64_t n = 300;
+  std::vector<float> votes(n * 3, 0.25f);
+  votes[0] = votes[1] = votes[2] = -1.f;  // the first vote apart, the others all equal
+  MeanShiftAttrs a = attrs(1, 1e-24f);
+  a.max_iterations = 0;  // the mode is the seed itself
+  const std::vector<int32_t> labels(n, 0);
+  for (auto fn : {mean_shift_ref, mean_shift}) EXPECT_EQ(run(fn, votes, labels, 1, 1, n, a).modes[0], -1.f);
+}

@@ -192,7 +192,11 @@ bool density_counts_core(const float* x, const float* y, const float* z, int64_t
 
 void density_counts(const float* x, const float* y, const float* z, int64_t n, float bw2, int32_t* count,
                     DensityScratch& s) {
-  if (n < 64 || !density_counts_core(x, y, z, n, bw2, count, s)) density_counts_direct(x, y, z, n, bw2, count);
+  // A bandwidth^2 near float32's underflow (bandwidth < ~1e-15) loses the relative precision the
+  // core's margins rely on (and at 0 every vote would be a core of its duplicates): every pair is
+  // tested then.
+  if (n < 64 || bw2 < 1e-30f || !density_counts_core(x, y, z, n, bw2, count, s))
+    density_counts_direct(x, y, z, n, bw2, count);
 }
 
 }  // namespace detail
