@@ -167,6 +167,8 @@ struct ValueReaders {
   std::vector<Reader> entries;
   std::vector<bool> graph_output;
   Span of(int v) const { return {entries.data() + offsets[v], entries.data() + offsets[v + 1]}; }
+  /// The node of v's only reader (v read once, and not a graph output), else -1.
+  int sole_reader(int v) const { return v >= 0 && of(v).size() == 1 && !graph_output[v] ? of(v)[0].node : -1; }
 };
 ValueReaders value_readers(const Graph& g);
 

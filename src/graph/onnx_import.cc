@@ -291,8 +291,7 @@ std::shared_ptr<detail::ModelImpl> import_onnx(const void* data, size_t size, co
   // Subgraphs take their inferred types from the proto, before conversion; a graph without them
   // is converted while the child infers (a third of a 33k-node file's load time) and takes them
   // afterwards.
-  const bool types_after_conversion = !has_subgraphs(proto.graph());
-  if (inference && !types_after_conversion) {
+  if (inference && has_subgraphs(proto.graph())) {
     onnx::GraphProto typed;
     if (inferred(typed)) copy_inferred_types(typed, *proto.mutable_graph());
   }

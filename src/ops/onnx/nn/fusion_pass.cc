@@ -38,10 +38,6 @@ bool is_onnx(const Node& n, const char* op) { return n.domain.empty() && n.op_ty
 bool is_fused_conv(const Node& n) { return n.domain == kInternalDomain && n.op_type == "FusedConv" && !n.removed; }
 bool is_conv_like(const Node& n) { return is_onnx(n, "Conv") || is_fused_conv(n); }
 
-using Uses = ValueReaders;
-Uses compute_uses(const Graph& g) { return value_readers(g); }
-bool single_reader(const Uses& u, int v) { return v >= 0 && u.of(v).size() == 1 && !u.graph_output[v]; }
-
 const Tensor* constant_f32(const Graph& g, int v) {
   if (v < 0 || !g.values[v].constant) return nullptr;
   const Tensor& t = *g.values[v].constant;
@@ -63,13 +59,13 @@ void make_fused(Node& n) {
 // Step 1.
 bool fold_batch_norms(Graph& g) {
   bool changed = false;
-  Uses u = compute_uses(g);
+  ValueReaders u = value_readers(g);
   for (size_t ci = 0; ci < g.nodes.size(); ++ci) {
     Node& conv = g.nodes[ci];
     if (!is_conv_like(conv) || conv.outputs.size() != 1 || conv.inputs.size() > 3) continue;
     if (conv.attrs.get_int(kAttrPostRelu, 0) || conv.attrs.get_int(kAttrSumInput, 0)) continue;
     int y = conv.outputs[0];
-    if (!single_reader(u, y)) continue;
+    if (u.sole_reader(y) < 0) continue;
     Node& bn = g.nodes[u.of(y)[0].node];
     if (!is_onnx(bn, "BatchNormalization") || u.of(y)[0].input != 0 || bn.inputs.size() < 5) continue;
     if (batch_norm_trains(bn.attrs, bn.opset)) continue;  // batch statistics: nothing to fold
@@ -108,7 +104,7 @@ bool fold_batch_norms(Graph& g) {
     g.values[bn.outputs[0]].producer = static_cast<int>(ci);
     bn.removed = true;
     changed = true;
-    u = compute_uses(g);
+    u = value_readers(g);
   }
   return changed;
 }
@@ -130,7 +126,7 @@ bool allocates_fresh_output(const Node& n) {
 // Step 2.
 bool fuse_residual_adds(Graph& g) {
   bool changed = false;
-  Uses u = compute_uses(g);
+  ValueReaders u = value_readers(g);
   for (size_t ai = 0; ai < g.nodes.size(); ++ai) {
     Node& add = g.nodes[ai];
     if (!is_onnx(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1 || add.opset < 7) continue;
@@ -143,7 +139,7 @@ bool fuse_residual_adds(Graph& g) {
         continue;
       const Node& conv = g.nodes[p];
       if (conv.attrs.get_int(kAttrPostRelu, 0) || conv.attrs.get_int(kAttrSumInput, 0)) continue;
-      if (!single_reader(u, c) || !same_shape(g.values[c], g.values[o])) continue;
+      if (u.sole_reader(c) < 0 || !same_shape(g.values[c], g.values[o])) continue;
       if (g.values[c].dtype != DType::kFloat32 || g.values[o].dtype != DType::kFloat32) continue;
       int op = g.values[o].producer;
       if (op >= p) continue;  // `other` must exist before the conv runs
@@ -160,7 +156,7 @@ bool fuse_residual_adds(Graph& g) {
     conv.attrs.items[kAttrSumInput].kind = Attribute::Kind::kInt;
     conv.attrs.items[kAttrSumInput].i = 1;
     int op = g.values[best_other].producer;
-    bool in_place = op >= 0 && allocates_fresh_output(g.nodes[op]) && single_reader(u, best_other);
+    bool in_place = op >= 0 && allocates_fresh_output(g.nodes[op]) && u.sole_reader(best_other) >= 0;
     if (in_place) {
       conv.attrs.items[kAttrSumInPlace].kind = Attribute::Kind::kInt;
       conv.attrs.items[kAttrSumInPlace].i = 1;
@@ -169,7 +165,7 @@ bool fuse_residual_adds(Graph& g) {
     g.values[add.outputs[0]].producer = best;
     add.removed = true;
     changed = true;
-    u = compute_uses(g);
+    u = value_readers(g);
   }
   return changed;
 }
@@ -177,13 +173,13 @@ bool fuse_residual_adds(Graph& g) {
 // Step 3.
 bool fuse_relus(Graph& g) {
   bool changed = false;
-  Uses u = compute_uses(g);
+  ValueReaders u = value_readers(g);
   for (size_t ri = 0; ri < g.nodes.size(); ++ri) {
     Node& relu = g.nodes[ri];
     if (!is_onnx(relu, "Relu") || relu.inputs.size() != 1 || relu.outputs.size() != 1) continue;
     int v = relu.inputs[0];
     int p = v >= 0 ? g.values[v].producer : -1;
-    if (p < 0 || !is_conv_like(g.nodes[p]) || !single_reader(u, v) || g.values[v].dtype != DType::kFloat32) continue;
+    if (p < 0 || !is_conv_like(g.nodes[p]) || u.sole_reader(v) < 0 || g.values[v].dtype != DType::kFloat32) continue;
     Node& conv = g.nodes[p];
     if (conv.attrs.get_int(kAttrPostRelu, 0)) continue;
     make_fused(conv);
@@ -193,7 +189,7 @@ bool fuse_relus(Graph& g) {
     g.values[relu.outputs[0]].producer = p;
     relu.removed = true;
     changed = true;
-    u = compute_uses(g);
+    u = value_readers(g);
   }
   return changed;
 }
@@ -247,7 +243,7 @@ bool reduce_max_to_global_pool(Graph& g) {
     bool keepdims = n.attrs.get_int("keepdims", 1) != 0;
     changed = true;
     Node& conv = g.nodes[p];
-    if (rank == 3 && pointwise_conv_1d(g, conv) && single_reader(compute_uses(g), v)) {
+    if (rank == 3 && pointwise_conv_1d(g, conv) && value_readers(g).sole_reader(v) >= 0) {
       // Fold the max into the conv itself: it then runs over chunks of points and never
       // writes the [N, M, points] tensor.
       make_fused(conv);
@@ -268,7 +264,7 @@ bool reduce_max_to_global_pool(Graph& g) {
 
 // Step 5.
 bool choose_blocked_edges(Graph& g) {
-  Uses u = compute_uses(g);
+  ValueReaders u = value_readers(g);
   std::vector<char> blocked(g.values.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];

@@ -41,13 +41,6 @@ namespace pointrt::quant {
 
 namespace {
 
-using Readers = ValueReaders;
-Readers readers_of(const Graph& g) { return value_readers(g); }
-// The only reader of v (and v is no graph output), or -1.
-int sole_reader(const Readers& r, int v) {
-  return v >= 0 && r.of(v).size() == 1 && !r.graph_output[v] ? r.of(v)[0].node : -1;
-}
-
 bool is_op(const Node& n, const char* op) { return !n.removed && n.domain.empty() && n.op_type == op; }
 const Tensor* constant(const Graph& g, int v) {
   return v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr;
@@ -87,8 +80,8 @@ std::optional<Quantized> dequantized(const Graph& g, int v, bool per_tensor_only
 }
 
 // The Q that is v's only reader, per tensor.
-std::optional<Quantized> quantized_by(const Graph& g, const Readers& r, int v) {
-  int ni = sole_reader(r, v);
+std::optional<Quantized> quantized_by(const Graph& g, const ValueReaders& r, int v) {
+  int ni = r.sole_reader(v);
   if (ni < 0 || g.nodes[ni].inputs[0] != v) return std::nullopt;
   auto q = params_of(g, ni, false);
   if (!q || !q->per_tensor) return std::nullopt;
@@ -136,7 +129,7 @@ int int32_bias(Graph& g, int b, float x_scale, Tensor w_scale, int64_t channels,
 
 // Removes DQ nodes whose outputs nobody reads any more (before constant folding computes them).
 void drop_unread_dequantize(Graph& g) {
-  Readers r = readers_of(g);
+  ValueReaders r = value_readers(g);
   for (auto& n : g.nodes)
     if (is_op(n, "DequantizeLinear") && !n.outputs.empty() && n.outputs[0] >= 0 && r.of(n.outputs[0]).empty() &&
         !r.graph_output[n.outputs[0]])
@@ -151,10 +144,10 @@ struct Epilogue {
   std::optional<Quantized> q;  // output quantization
   int output = -1;             // the value the fused node writes
 };
-Epilogue epilogue_of(const Graph& g, const Readers& r, int y) {
+Epilogue epilogue_of(const Graph& g, const ValueReaders& r, int y) {
   Epilogue e;
   e.output = y;
-  int ri = sole_reader(r, y);
+  int ri = r.sole_reader(y);
   if (ri >= 0 && is_op(g.nodes[ri], "Relu") && !g.nodes[ri].outputs.empty()) {
     e.relu = ri;
     e.output = g.nodes[ri].outputs[0];
@@ -198,7 +191,7 @@ bool weight_axis_ok(const Graph& g, const Quantized& w, int64_t axis, int64_t ch
 }
 
 // Rule 1.
-bool fuse_conv(Graph& g, const Readers& r, int ci) {
+bool fuse_conv(Graph& g, const ValueReaders& r, int ci) {
   Node& conv = g.nodes[ci];
   if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
   auto x = dequantized(g, conv.inputs[0]);
@@ -232,11 +225,11 @@ bool adopt_qlinear_conv(Graph& g, int ci) {
 
 // The QConv whose quantized output `q.data` only `add` reads: through the DequantizeLinear q.node
 // (QDQ), or directly (q.node < 0: a QLinearAdd operand).
-int residual_conv(const Graph& g, const Readers& r, const Quantized& q, int add) {
+int residual_conv(const Graph& g, const ValueReaders& r, const Quantized& q, int add) {
   const int p = g.values[q.data].producer;
   if (p < 0) return -1;
-  if (q.node >= 0 ? sole_reader(r, q.data) != q.node || sole_reader(r, g.nodes[q.node].outputs[0]) != add
-                  : sole_reader(r, q.data) != add)
+  if (q.node >= 0 ? r.sole_reader(q.data) != q.node || r.sole_reader(g.nodes[q.node].outputs[0]) != add
+                  : r.sole_reader(q.data) != add)
     return -1;
   const Node& c = g.nodes[p];
   if (c.removed || c.domain != kInternalDomain || c.op_type != "QConv" || c.inputs.size() > 9) return -1;
@@ -250,7 +243,7 @@ struct QuantizedAdd {
   Quantized a, b;
   Epilogue out;
 };
-std::optional<QuantizedAdd> quantized_add(const Graph& g, const Readers& r, int ai) {
+std::optional<QuantizedAdd> quantized_add(const Graph& g, const ValueReaders& r, int ai) {
   const Node& n = g.nodes[ai];
   if (n.outputs.empty()) return std::nullopt;
   if (!n.removed && n.domain == kMicrosoftDomain && n.op_type == "QLinearAdd" && n.inputs.size() >= 7) {
@@ -273,7 +266,7 @@ std::optional<QuantizedAdd> quantized_add(const Graph& g, const Readers& r, int 
 }
 
 // Rule 2.
-bool fuse_residual(Graph& g, const Readers& r, int ai) {
+bool fuse_residual(Graph& g, const ValueReaders& r, int ai) {
   auto add = quantized_add(g, r, ai);
   if (!add) return false;
   // Same shapes (the sum post-op does not broadcast).
@@ -348,7 +341,7 @@ bool adopt_qgemm(Graph& g, int ni) {
 }
 
 // Rule 3.
-bool fuse_matmul(Graph& g, const Readers& r, int ni) {
+bool fuse_matmul(Graph& g, const ValueReaders& r, int ni) {
   Node& n = g.nodes[ni];
   const bool gemm = is_op(n, "Gemm");
   if (!(gemm || is_op(n, "MatMul")) || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
@@ -379,7 +372,7 @@ bool fuse_matmul(Graph& g, const Readers& r, int ni) {
 }
 
 // Rule 4: MaxPool, Flatten and Reshape between a DQ and a Q with the same parameters.
-bool int8_passthrough(Graph& g, const Readers& r, int ni) {
+bool int8_passthrough(Graph& g, const ValueReaders& r, int ni) {
   Node& n = g.nodes[ni];
   const bool pool = is_op(n, "MaxPool") && n.opset >= 12 && (n.outputs.size() == 1 || n.outputs[1] < 0);
   if ((!pool && !is_op(n, "Flatten") && !is_op(n, "Reshape")) || n.inputs.empty() || n.outputs.empty()) return false;
@@ -395,13 +388,13 @@ bool int8_passthrough(Graph& g, const Readers& r, int ni) {
 
 // Rule 4: ReduceMax/ReduceMin(DQ(x)) => DQ(ReduceMax(x)). The DQ node (earlier) becomes the
 // reduction and the reduction the DQ, so that the node order stays topological.
-bool reduce_before_dequantize(Graph& g, const Readers& r, int ni) {
+bool reduce_before_dequantize(Graph& g, const ValueReaders& r, int ni) {
   const Node& n = g.nodes[ni];
   if (!(is_op(n, "ReduceMax") || is_op(n, "ReduceMin")) || n.opset < 12 || n.outputs.size() != 1 || n.inputs.empty() ||
       n.outputs[0] < 0)
     return false;
   auto x = dequantized(g, n.inputs[0]);
-  if (!x || scalar(g, x->scale) <= 0.f || sole_reader(r, n.inputs[0]) != ni) return false;
+  if (!x || scalar(g, x->scale) <= 0.f || r.sole_reader(n.inputs[0]) != ni) return false;
   const int y = n.outputs[0], dq = x->node;
   const int reduced = g.add_value(g.values[y].name + "_quantized");
   g.values[reduced].dtype = g.values[x->data].dtype;
@@ -447,9 +440,9 @@ bool writes_int8_activation(const Graph& g, const Node& n) {
 }
 
 // Rule 5: the maximum over points.
-bool fuse_global_max(Graph& g, const Readers& r, int ci) {
+bool fuse_global_max(Graph& g, const ValueReaders& r, int ci) {
   if (!writes_int8_activation(g, g.nodes[ci])) return false;
-  const int y = g.nodes[ci].outputs[0], ri = sole_reader(r, y);
+  const int y = g.nodes[ci].outputs[0], ri = r.sole_reader(y);
   if (ri < 0 || !is_op(g.nodes[ri], "ReduceMax") || g.nodes[ri].opset < 12 || g.nodes[ri].outputs.size() != 1 ||
       g.nodes[ri].inputs[0] != y || !reduces_spatial_axes(g, g.nodes[ri], g.values[y].shape.size()))
     return false;
@@ -474,7 +467,7 @@ bool channels_last_pool(const Graph& g, const Node& n) {
 
 // True when v has readers, is no graph output, and each reader can read it channels-last: a QConv
 // as x or as the residual operand, or a MaxPool marked in `pools`.
-bool readers_take_channels_last(const Graph& g, const Readers& r, int v, const std::vector<char>& pools) {
+bool readers_take_channels_last(const Graph& g, const ValueReaders& r, int v, const std::vector<char>& pools) {
   if (r.graph_output[v] || r.of(v).empty()) return false;
   for (const auto& reader : r.of(v)) {
     const int ri = reader.node;
@@ -487,7 +480,7 @@ bool readers_take_channels_last(const Graph& g, const Readers& r, int v, const s
 }
 
 // Tells each QConv reader of v that v arrives channels-last; marks MaxPool readers in `pools`.
-void read_channels_last(Graph& g, const Readers& r, int v, std::vector<char>& pools) {
+void read_channels_last(Graph& g, const ValueReaders& r, int v, std::vector<char>& pools) {
   for (const auto& reader : r.of(v)) {
     const int ri = reader.node;
     Node& c = g.nodes[ri];
@@ -503,7 +496,7 @@ void read_channels_last(Graph& g, const Readers& r, int v, std::vector<char>& po
 
 // Rule 5: channels-last between QConvs, and through the int8 MaxPools between them (ResNet's stem).
 bool chain_channels_last(Graph& g) {
-  const Readers r = readers_of(g);
+  const ValueReaders r = value_readers(g);
   const std::vector<char> none(g.nodes.size(), 0);
   std::vector<char> pool_ok(g.nodes.size(), 0), pool_cl(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -537,7 +530,7 @@ bool fuse_qdq(Graph& g) {
   bool changed = false;
   // Convolutions and products first; residual Adds need their QConv; then what runs on int8.
   for (int stage = 0; stage < 3; ++stage) {
-    Readers r = readers_of(g);
+    ValueReaders r = value_readers(g);
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       if (g.nodes[i].removed) continue;
       bool c = false;
@@ -549,16 +542,16 @@ bool fuse_qdq(Graph& g) {
         c = int8_passthrough(g, r, i) || reduce_before_dequantize(g, r, i);
       if (c) {
         changed = true;
-        r = readers_of(g);
+        r = value_readers(g);
       }
     }
   }
   if (changed) drop_unread_dequantize(g);
-  Readers r = readers_of(g);
+  ValueReaders r = value_readers(g);
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
     if (fuse_global_max(g, r, i)) {
       changed = true;
-      r = readers_of(g);
+      r = value_readers(g);
     }
   return chain_channels_last(g) || changed;
 }
