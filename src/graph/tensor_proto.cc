@@ -172,19 +172,22 @@ Tensor int4_tensor_from_proto(const onnx::TensorProto& p, DType dt, const Shape&
                               const std::string& where) {
   const int64_t n = checked_numel(shape, where);
   const size_t packed = packed_int4_bytes(n);
-  std::vector<uint8_t> bytes(packed);
+  // The data present is checked before anything of the declared size is allocated (a file may
+  // declare [2^62] with a few bytes).
+  std::vector<uint8_t> bytes;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     const Tensor raw = read_external(p, DType::kUInt8, {static_cast<int64_t>(packed)}, packed, roots, where);
-    if (packed) std::memcpy(bytes.data(), raw.data(), packed);
+    bytes.assign(raw.data_as<uint8_t>(), raw.data_as<uint8_t>() + packed);
   } else if (p.has_raw_data()) {
     if (p.raw_data().size() != packed)
       fail(where, ": has ", p.raw_data().size(), " bytes of data, expected ", packed, " (", n, " packed ",
            dtype_name(dt), " values) for shape ", shape_to_string(shape));
-    if (packed) std::memcpy(bytes.data(), p.raw_data().data(), packed);
+    bytes.assign(p.raw_data().begin(), p.raw_data().end());
   } else {
     if (static_cast<size_t>(p.int32_data_size()) != packed)
       fail(where, ": has ", p.int32_data_size(), " int32_data values, expected ", packed, " (", n, " packed ",
            dtype_name(dt), " values) for shape ", shape_to_string(shape));
+    bytes.resize(packed);
     for (size_t i = 0; i < packed; ++i) bytes[i] = static_cast<uint8_t>(p.int32_data(static_cast<int>(i)));
   }
   Tensor t = Tensor::allocate(dt, shape);

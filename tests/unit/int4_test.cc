@@ -84,6 +84,20 @@ TEST(Int4, InitializersRawTypedAndErrors) {
   p.add_dims(0);
   p.set_raw_data("");
   EXPECT_EQ(tensor_from_proto(p, ExternalDataRoots(), "test").numel(), 0);
+  // A huge declared shape with a few bytes is an error before anything of its size is allocated
+  // (the loader fuzzer found an allocation of 2^62 bytes here).
+  p.clear_dims();
+  p.add_dims(int64_t(1) << 40);
+  p.add_dims(int64_t(1) << 20);
+  p.set_raw_data(std::string("\x01", 1));
+  for (bool typed : {false, true}) {
+    if (typed) {
+      p.clear_raw_data();
+      p.add_int32_data(1);
+    }
+    EXPECT_NE(error_text([&] { tensor_from_proto(p, ExternalDataRoots(), "test"); }).find("test tensor 'w'"),
+              std::string::npos);
+  }
 }
 
 TEST(Int4, CastClampsAndRoundsToEven) {
