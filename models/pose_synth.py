@@ -3,12 +3,14 @@
 Four objects, each with a smooth colour code over its surface (so the RGB image fixes the pose
 even where the shape is symmetric; canonical_rotation gives targets that do not rely on it): a
 box, a cylinder, a torus and an L-shaped bracket. A frame
-places every object at a random pose 0.4-0.7 m in front of the camera over a textured, tilted
-background plane, and renders colour, depth, the instance label and the normal of every pixel by
-splatting dense surface samples into a z-buffer (Lambert shading, a random light, noise).
+places every object either resting on a textured table seen from above at an angle (layout
+"tabletop": a resting orientation turned by any angle about the table's normal) or at any
+rotation 0.4-0.7 m in front of the camera over a distant tilted plane (layout "free"), and renders
+colour, depth, the instance label and the normal of every pixel by splatting dense surface
+samples into a z-buffer (Lambert shading, a random light, noise).
 
     from models.pose_synth import render_frame, network_inputs, OBJECTS
-    frame = render_frame(seed=0)                  # dict: rgb, depth, label, normal, poses, ...
+    frame = render_frame(seed=0, layout="tabletop")  # dict: rgb, depth, label, normal, poses, ...
     inputs = network_inputs(frame, num_points=2048, seed=0)   # PVN3D's rgb / cloud / choose + targets
 
 Everything is a function of the seed (numpy PCG64). Poses are [R | t] with p_cam = R p_model + t.
@@ -21,6 +23,7 @@ from typing import Callable, Dict, List, Tuple
 import numpy as np
 
 CLASSES = ["background", "box", "cylinder", "torus", "bracket"]
+HELD_OUT_SEED0 = 200_000  # the demo's held-out frames (training uses seeds from 0)
 NUM_KEYPOINTS = 8
 # 120 x 160 images; fx = fy = 180 px (a 48-degree horizontal field of view).
 IMAGE_SIZE = (120, 160)
@@ -81,42 +84,79 @@ def _bracket_surface(n: int, rng: np.random.Generator):
     return p[pick], q[pick]
 
 
+def _rot(axis: int, angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    r = np.eye(3)
+    r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
+    return r
+
+
+# Resting orientations (model frame -> table frame, table z up), before the free turn about z.
+_FACE_DOWN = [np.eye(3), _rot(0, np.pi), _rot(0, np.pi / 2), _rot(0, -np.pi / 2), _rot(1, np.pi / 2), _rot(1, -np.pi / 2)]
+
+
+def _rest_box(rng: np.random.Generator) -> np.ndarray:
+    return _FACE_DOWN[rng.integers(6)]
+
+
+def _rest_cylinder(rng: np.random.Generator) -> np.ndarray:
+    """Upright, upside down, or on its side (rolled by any angle about its axis)."""
+    k = rng.integers(3)
+    return _FACE_DOWN[k] if k < 2 else _rot(0, np.pi / 2) @ _rot(2, rng.uniform(0, 2 * np.pi))
+
+
+def _rest_flat(rng: np.random.Generator) -> np.ndarray:
+    return _FACE_DOWN[rng.integers(2)]
+
+
 @dataclass
 class ObjectModel:
     name: str
     sampler: Callable[[int, np.random.Generator], Tuple[np.ndarray, np.ndarray]]
     phase: Tuple[float, float, float]
+    rest: Callable[[np.random.Generator], np.ndarray]  # a resting orientation on a table
     symmetry: str = "none"  # of the shape: "none", "box" (180 degrees about each axis), "axial" (about z, and a flip)
 
 
 OBJECTS: List[ObjectModel] = [
-    ObjectModel("box", lambda n, r: _box_surface(np.array([0.06, 0.04, 0.025]), n, r), (0.0, 2.1, 4.2), "box"),
-    ObjectModel("cylinder", lambda n, r: _cylinder_surface(0.035, 0.11, n, r), (1.0, 3.0, 5.0), "axial"),
-    ObjectModel("torus", lambda n, r: _torus_surface(0.045, 0.016, n, r), (2.0, 0.5, 3.5), "axial"),
-    ObjectModel("bracket", _bracket_surface, (4.0, 1.5, 0.3)),
+    ObjectModel("box", lambda n, r: _box_surface(np.array([0.06, 0.04, 0.025]), n, r), (0.0, 2.1, 4.2), _rest_box,
+                "box"),
+    ObjectModel("cylinder", lambda n, r: _cylinder_surface(0.035, 0.11, n, r), (1.0, 3.0, 5.0), _rest_cylinder,
+                "axial"),
+    ObjectModel("torus", lambda n, r: _torus_surface(0.045, 0.016, n, r), (2.0, 0.5, 3.5), _rest_flat, "axial"),
+    ObjectModel("bracket", _bracket_surface, (4.0, 1.5, 0.3), _rest_flat),
 ]
 
 
-def surface_colour(points: np.ndarray, phase: Tuple[float, float, float]) -> np.ndarray:
-    """A smooth colour code of model-frame positions (a different code per object)."""
+COLOUR_CODES = ("waves", "coordinates")
+
+
+def surface_colour(points: np.ndarray, phase: Tuple[float, float, float], code: str = "waves") -> np.ndarray:
+    """A smooth colour code of model-frame positions. "waves": three sinusoids of mixed
+    coordinates, a 9 cm period (a different phase per object); "coordinates": each channel grows
+    linearly along one model axis over the object's extent (as NOCS maps paint objects)."""
+    if code == "coordinates":
+        lo, hi = points.min(0), points.max(0)
+        return 0.1 + 0.8 * (points - lo) / (hi - lo)
     k = 2 * np.pi / 0.09
     mix = points @ np.array([[1.0, 0.3, -0.5], [-0.4, 1.0, 0.6], [0.7, -0.6, 1.0]]).T
     return 0.5 + 0.42 * np.sin(k * mix + np.asarray(phase))
 
 
-_CACHE: Dict[int, Dict[str, np.ndarray]] = {}
+_CACHE: Dict[Tuple[int, str], Dict[str, np.ndarray]] = {}
 
 
-def object_points(index: int, n: int = 40000) -> Dict[str, np.ndarray]:
+def object_points(index: int, colours: str = "waves", n: int = 40000) -> Dict[str, np.ndarray]:
     """Dense surface samples (model frame), their normals and colours, the 8 keypoints (farthest
     point sampling over the surface) and the centre; fixed (seed = the object index)."""
-    if index not in _CACHE:
+    if (index, colours) not in _CACHE:
         obj = OBJECTS[index]
         rng = np.random.default_rng(1000 + index)
         p, q = obj.sampler(n, rng)
-        _CACHE[index] = dict(points=p, normals=q, colours=surface_colour(p, obj.phase),
-                             keypoints=farthest_points(p, NUM_KEYPOINTS), centre=np.zeros(3))
-    return _CACHE[index]
+        _CACHE[index, colours] = dict(points=p, normals=q, colours=surface_colour(p, obj.phase, colours),
+                                      keypoints=farthest_points(p, NUM_KEYPOINTS), centre=np.zeros(3))
+    return _CACHE[index, colours]
 
 
 def farthest_points(points: np.ndarray, k: int) -> np.ndarray:
@@ -157,15 +197,12 @@ def _place_objects(rng: np.random.Generator, count: int) -> List[np.ndarray]:
     return poses
 
 
-def _background(rng: np.random.Generator):
-    """A tilted textured plane 0.95-1.2 m away: depth, colour and normal per pixel."""
+def _plane_view(rng: np.random.Generator, normal: np.ndarray, point: np.ndarray):
+    """Depth, colour and normal of every pixel of the textured plane through point with normal."""
     fx, fy, cx, cy = CAMERA
     h, w = IMAGE_SIZE
     v, u = np.mgrid[0:h, 0:w].astype(np.float64)
     rays = np.stack([(u - cx) / fx, (v - cy) / fy, np.ones_like(u)], -1)
-    normal = np.array([rng.uniform(-0.3, 0.3), rng.uniform(-0.5, -0.1), -1.0])
-    normal /= np.linalg.norm(normal)
-    point = np.array([0, 0, rng.uniform(0.95, 1.2)])
     depth = (point @ normal) / (rays @ normal)  # z of the hit (rays have z = 1)
     xyz = rays * depth[..., None]
     base = rng.uniform(0.2, 0.8, 3)
@@ -174,20 +211,61 @@ def _background(rng: np.random.Generator):
     return depth, np.clip(colour, 0, 1), np.broadcast_to(normal, (h, w, 3)).copy()
 
 
-def render_frame(seed: int, objects: Tuple[int, ...] = (0, 1, 2, 3)) -> Dict[str, np.ndarray]:
+def _background(rng: np.random.Generator):
+    """A tilted textured plane 0.95-1.2 m away, facing the camera (the "free" layout)."""
+    normal = np.array([rng.uniform(-0.3, 0.3), rng.uniform(-0.5, -0.1), -1.0])
+    return _plane_view(rng, normal / np.linalg.norm(normal), np.array([0, 0, rng.uniform(0.95, 1.2)]))
+
+
+def _place_on_table(rng: np.random.Generator, objects: Tuple[int, ...]):
+    """Objects resting on a table that the camera sees from 0.5-0.7 m at 35-70 degrees above it
+    (rolled by up to 10 degrees): each object in one of its resting orientations, turned by any
+    angle about the table's normal, centres in the middle 70% of the image and 13 cm apart."""
+    fx, fy, cx, cy = CAMERA
+    h, w = IMAGE_SIZE
+    roll = _rot(2, rng.uniform(-np.pi / 18, np.pi / 18))
+    pitch = rng.uniform(np.radians(35), np.radians(70))
+    up = roll @ np.array([0.0, -np.cos(pitch), -np.sin(pitch)])
+    e1 = roll @ np.array([1.0, 0.0, 0.0])
+    table = np.stack([e1, np.cross(up, e1), up], 1)  # table frame -> camera frame
+    centre = np.array([0.0, 0.0, rng.uniform(0.5, 0.7)])
+    poses: List[np.ndarray] = []
+    for obj in objects:
+        for _ in range(1000):
+            rot = table @ _rot(2, rng.uniform(0, 2 * np.pi)) @ OBJECTS[obj].rest(rng)
+            lift = -(object_points(obj)["points"] @ rot.T @ up).min()
+            t = centre + table[:, :2] @ rng.uniform(-0.18, 0.18, 2) + lift * up
+            u, v = fx * t[0] / t[2] + cx, fy * t[1] / t[2] + cy
+            if 0.15 * w < u < 0.85 * w and 0.15 * h < v < 0.85 * h and \
+                    all(np.linalg.norm(t - p[:, 3]) > 0.13 for p in poses):
+                break
+        poses.append(np.concatenate([rot, t[:, None]], 1))
+    return poses, _plane_view(rng, -up, centre)
+
+
+LAYOUTS = ("free", "tabletop")
+
+
+def render_frame(seed: int, objects: Tuple[int, ...] = (0, 1, 2, 3), layout: str = "free",
+                 colours: str = "waves") -> Dict[str, np.ndarray]:
     """One frame: rgb [H, W, 3] float32 in [0, 1], depth [H, W] (m), label [H, W] int (0 =
     background, 1 + object index), normal [H, W, 3] (camera frame), poses [len(objects), 3, 4],
-    classes [len(objects)] (labels 1..)."""
+    classes [len(objects)] (labels 1..). layout: "free" (any rotation, in front of a distant plane)
+    or "tabletop" (resting on a table); colours: the surface code (surface_colour)."""
     rng = np.random.default_rng(seed)
     fx, fy, cx, cy = CAMERA
     h, w = IMAGE_SIZE
-    depth, rgb, normal = _background(rng)
+    if layout == "free":
+        depth, rgb, normal = _background(rng)
+    else:
+        poses, (depth, rgb, normal) = _place_on_table(rng, objects)
     label = np.zeros((h, w), np.int64)
     light = rng.normal(size=3) + np.array([0, 0, -2.0])
     light /= np.linalg.norm(light)
-    poses = _place_objects(rng, len(objects))
+    if layout == "free":
+        poses = _place_objects(rng, len(objects))
     for obj, pose in zip(objects, poses):
-        model = object_points(obj)
+        model = object_points(obj, colours)
         p = model["points"] @ pose[:, :3].T + pose[:, 3]
         n = model["normals"] @ pose[:, :3].T
         facing = (n * p).sum(1) < 0
@@ -268,6 +346,13 @@ def network_inputs(frame: Dict[str, np.ndarray], num_points: int, seed: int, sym
                 cloud=np.concatenate([xyz, colour, normal], 1).astype(np.float32),
                 choose=choose[None].astype(np.int64), labels=labels.astype(np.int64),
                 kp_offsets=kp_off.astype(np.float32), ctr_offsets=ctr_off.astype(np.float32))
+
+
+def scene_kind(desc) -> Tuple[str, str]:
+    """(layout, colours) of the frames a scene description (the demo's scene.npz) was made for;
+    a description without them: the free layout with waves."""
+    keys = getattr(desc, "files", desc)
+    return (str(desc["layout"]) if "layout" in keys else "free", str(desc["colours"]) if "colours" in keys else "waves")
 
 
 def model_keypoints() -> np.ndarray:

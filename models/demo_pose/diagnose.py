@@ -31,16 +31,23 @@ ap.add_argument("--weights", default=os.path.join(ROOT, "models", "demo_pose", "
 ap.add_argument("--frames", type=int, default=20)
 ap.add_argument("--seed0", type=int, default=200_000)
 ap.add_argument("--quick", action="store_true", help="only the predicted pipeline")
-ap.add_argument("--sym", action="store_true", help="the model was trained on symmetric (canonical) targets")
+ap.add_argument("--sym", action="store_true", help="the model was trained on symmetric (canonical) targets "
+                "(also when its training.json says so)")
 ap.add_argument("--bandwidth", type=float, default=0.04)
 a = ap.parse_args()
 torch.set_num_threads(1)
-model = tpd.ReducedPVN3D()
+import json  # noqa: E402
+with open(os.path.join(os.path.dirname(a.weights), "training.json")) as f:
+    trained = json.load(f)  # how the weights were trained (records before the layouts lack the new keys)
+a.sym = a.sym or trained.get("targets") == "symmetric"
+model = tpd.ReducedPVN3D(normalize_xyz=trained.get("xyz_units", "metres") == "radius")
 model.load_state_dict(torch.load(a.weights))
 model.eval()
 mk = model.model_kps
 runner = tpd.GeometryRunner(tempfile.mkdtemp(), 1, tpd.NUM_POINTS)
-scene = tpd.scene_description()
+committed = np.load(os.path.join(os.path.dirname(a.weights), "scene.npz"))
+kind = ps.scene_kind(committed)  # the frames the weights were trained on
+scene = tpd.scene_description(scene=kind)
 C = len(ps.CLASSES)
 modes = ["pred"] if a.quick else ["pred", "gtkp_predseg", "predkp_gtseg", "gtkp_gtseg", "predR_gtT", "gtR_predT",
                                   "predctrT_I"]
@@ -53,19 +60,21 @@ segacc = []
 # the best orientation-blind guess: per class and keypoint the median of (R k) over random rotations
 _rng = np.random.default_rng(5)
 med = {}
+if kind[0] == "tabletop":  # the rotations resting objects take
+    table_rotations = [p[:, :3] for s in range(500) for p in ps._place_on_table(np.random.default_rng(s), (0, 1, 2, 3))[0]]
 for c in range(1, C):
     k = ps.object_points(c - 1)["keypoints"]
     rk = []
-    for _ in range(2000):
-        r = ps.random_rotation(_rng)
+    for i in range(2000):
+        r = ps.random_rotation(_rng) if kind[0] == "free" else table_rotations[4 * (i % 500) + c - 1]
         rk.append(k @ (ps.canonical_rotation(c - 1, r) if a.sym else r).T)
     med[c] = torch.from_numpy(np.median(np.array(rk), 0)).float()  # [K, 3]
 blind2 = {c: [] for c in range(1, C)}
 t0 = time.time()
 for i in range(a.frames):
     seed = a.seed0 + i
-    fr = ps.render_frame(seed)
-    b = tpd.make_batch([seed], tpd.NUM_POINTS, runner, symmetric=True)
+    fr = ps.render_frame(seed, layout=kind[0], colours=kind[1])
+    b = tpd.make_batch([seed], tpd.NUM_POINTS, runner, symmetric=True, scene=kind)
     with torch.no_grad():
         kp, seg, ctr = model(b["rgb"], b["cloud"], b["choose"], b["geometry"])
     raw = torch.from_numpy(ps.network_inputs(fr, tpd.NUM_POINTS, seed, symmetric_targets=False)["kp_offsets"])[None]

@@ -28,7 +28,8 @@ from models.common import run_cli  # noqa: E402
 from models import pose_synth as ps  # noqa: E402
 from pointrt import metrics  # noqa: E402
 
-HELD_OUT_SEED0 = 200_000
+
+HELD_OUT_SEED0 = ps.HELD_OUT_SEED0
 NUM_POINTS = 3072
 
 
@@ -37,8 +38,10 @@ def sh(*args) -> str:
 
 
 def frame_files(seed: int, workdir: Path, scene: dict) -> tuple:
-    """The frame's inputs and ground truth as the CLI reads them (.npz)."""
-    frame = ps.render_frame(seed)
+    """The frame's inputs and ground truth as the CLI reads them (.npz); frames like the training
+    frames (scene.npz's layout and colours)."""
+    layout, colours = ps.scene_kind(scene)
+    frame = ps.render_frame(seed, layout=layout, colours=colours)
     x = ps.network_inputs(frame, NUM_POINTS, seed)
     inputs = dict(rgb=x["rgb"][None], cloud=x["cloud"][None], choose=x["choose"][None])
     classes = len(ps.CLASSES)

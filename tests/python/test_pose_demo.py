@@ -33,7 +33,9 @@ def test_precomputed_geometry_matches_the_operators(tmp_path):
 def test_committed_demo_matches_its_weights():
     model, session = committed_demo(tpd.ReducedPVN3D(with_pose=True), DEMO / "pose_demo.pt", DEMO / "pose_demo.onnx")
     seed = 300_000  # neither a training nor a demo seed
-    frame = ps.render_frame(seed)
+    scene = np.load(DEMO / "scene.npz")
+    layout, colours = ps.scene_kind(scene)
+    frame = ps.render_frame(seed, layout=layout, colours=colours)
     x = ps.network_inputs(frame, tpd.NUM_POINTS, seed)
     feeds = dict(rgb=x["rgb"][None], cloud=x["cloud"][None], choose=x["choose"][None])
     got = session.run(feeds)
@@ -45,7 +47,6 @@ def test_committed_demo_matches_its_weights():
     np.testing.assert_allclose(got["poses"][found], poses.numpy()[found], atol=5e-3)
     # the demo's metric: ADD-S of each found object against the frame's ground truth
     from pointrt import metrics
-    scene = np.load(DEMO / "scene.npz")
     d = [metrics.add_s(got["poses"][0, c], pose, scene["model_points"][c])
          for c, pose in zip(frame["classes"], frame["poses"]) if got["pose_status"][0, c] == 0]
     assert d and np.isfinite(d).all()
@@ -71,3 +72,32 @@ def test_canonical_rotation_is_an_equivalent_pose():
                 np.testing.assert_allclose(np.abs(s), np.eye(3), atol=1e-9)
             else:  # axial: keeps the z axis up to sign
                 assert abs(abs(s[2, 2]) - 1) < 1e-9
+
+
+def test_tabletop_objects_rest_on_the_table():
+    """The tabletop layout: proper rotations, every object's lowest point on the table plane (the
+    plane the background pixels show), centres inside the image and 13 cm apart."""
+    fx, fy, cx, cy = ps.CAMERA
+    h, w = ps.IMAGE_SIZE
+    for seed in range(20):
+        poses, (depth, _, normal) = ps._place_on_table(np.random.default_rng(seed), (0, 1, 2, 3))
+        up = -normal[0, 0]
+        corner = np.array([(0 - cx) / fx, (0 - cy) / fy, 1.0]) * depth[0, 0]  # a background pixel's point
+        table = corner @ up
+        for obj, pose in enumerate(poses):
+            r, t = pose[:, :3], pose[:, 3]
+            np.testing.assert_allclose(r.T @ r, np.eye(3), atol=1e-9)
+            assert abs(np.linalg.det(r) - 1) < 1e-9
+            lowest = (ps.object_points(obj)["points"] @ r.T + t) @ up
+            assert abs(lowest.min() - table) < 1e-9
+            assert 0.15 * w < fx * t[0] / t[2] + cx < 0.85 * w and 0.15 * h < fy * t[1] / t[2] + cy < 0.85 * h
+        centres = np.array([p[:, 3] for p in poses])
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=-1) + np.eye(4)
+        assert gaps.min() > 0.13
+
+
+def test_free_layout_frames_are_unchanged():
+    """The free layout still draws the same frames from a seed (the earlier demo's data)."""
+    frame = ps.render_frame(7)
+    assert frame["poses"].shape == (4, 3, 4)
+    np.testing.assert_allclose(frame["poses"][0, :, 3], [0.100684, 0.012206, 0.469538], atol=1e-5)
