@@ -19,6 +19,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/stream_store.h"
 #include "core/transpose16.h"
 #include "ops/pointnet2/gather_points.h"
 
@@ -29,9 +30,8 @@
 namespace pointrt::pointnet2 {
 namespace detail {
 
-constexpr int64_t kRowBlockBytes = 384 << 10;     // feature rows of one channel block (L2 is 1 MiB)
-constexpr int64_t kStreamOutputBytes = 24 << 20;  // larger outputs bypass the caches
-constexpr int64_t kL1RowBytes = 24 << 10;         // feature rows up to this long are gathered from L1
+constexpr int64_t kRowBlockBytes = 384 << 10;  // feature rows of one channel block (L2 is 1 MiB)
+constexpr int64_t kL1RowBytes = 24 << 10;      // feature rows up to this long are gathered from L1
 
 inline int64_t channel_block(int64_t channels, int64_t row_floats) {
   const int64_t fit = kRowBlockBytes / std::max<int64_t>(1, row_floats * 4);

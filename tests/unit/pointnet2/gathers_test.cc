@@ -103,13 +103,12 @@ void check_blocked_gathers(uint32_t seed) {
       three_interpolate_ref(f.data(), tidx.data(), w.data(), b, c, m, points, tr.data());
       ASSERT_EQ(ta, tr) << "interpolate points=" << points << " m=" << m;
     }
-  // Streaming stores: outputs over gather_detail::kStreamOutputBytes. 3 channels take the
+  // Streaming stores: outputs over kStreamOutputBytes. 3 channels take the
   // row-by-row gather / ThreeInterpolate's channel-block path (odd rows), 12 and 17 the
   // point-major ones (rows a multiple of 16 long: streamed after a scalar head up to the first
   // 64-byte boundary); feature rows of 9001 floats are longer than L1.
   for (int64_t c : {3, 12, 17}) {
-    const int64_t row = c == 3 ? gather_detail::kStreamOutputBytes / 4 / c + 7
-                               : (gather_detail::kStreamOutputBytes / 4 / c / 16 + 1) * 16;
+    const int64_t row = c == 3 ? kStreamOutputBytes / 4 / c + 7 : (kStreamOutputBytes / 4 / c / 16 + 1) * 16;
     const int64_t n = 9001;
     auto f = uniform_cloud(c * n, seed++);
     f.resize(static_cast<size_t>(c * n));

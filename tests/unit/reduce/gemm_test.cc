@@ -41,32 +41,35 @@ TEST(Gemm, MatchesReference) {
 }
 
 // The small-K register tile (K <= 16: squared distances, K = 3) on a C above the streaming
-// threshold (24 MiB): streamed when C is 64-byte aligned with ldc % 16 == 0, plain stores when
-// C is offset by one float or ldc is odd; tails of N % 64 in {0, 1, 63}; every element checked.
+// threshold (24 MiB): streamed when C is 64-byte aligned with ldc % 16 == 0 (K <= 4 row by row,
+// K = 5 through the tiles), plain stores when C is offset by one float or ldc is odd; tails of
+// N % 64 in {0, 1, 63}; every element checked.
 TEST(Gemm, SmallKTileStreamedAndUnalignedOutputs) {
-  const int64_t M = 97, K = 3;
-  for (int64_t N : {int64_t{65536}, int64_t{65537}, int64_t{65599}})
-    for (int64_t c_offset : {0, 1})
-      for (int64_t ld_pad : {0, 1}) {
-        const int64_t ldc = N + ld_pad;
-        std::vector<float> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
-        for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i % 7) - 3);
-        for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i % 11) - 5) * 0.5f;
-        // 64-byte aligned storage; c_offset shifts C off the alignment.
-        std::vector<float> storage(static_cast<size_t>(M * ldc + 16 + c_offset), NAN);
-        float* base = storage.data();
-        while (reinterpret_cast<uintptr_t>(base) % 64) ++base;
-        float* c = base + c_offset;
-        gemm<float>(false, false, M, N, K, 1.f, a.data(), K, b.data(), N, 0.f, c, ldc);
-        int64_t bad = 0, first = -1;
-        for (int64_t i = 0; i < M; ++i)
-          for (int64_t j = 0; j < N; ++j) {
-            float want = 0;
-            for (int64_t k = 0; k < K; ++k) want += a[i * K + k] * b[k * N + j];
-            if (c[i * ldc + j] != want && bad++ == 0) first = i * N + j;
-          }
-        EXPECT_EQ(bad, 0) << "N " << N << " offset " << c_offset << " ldc " << ldc << " first wrong at " << first;
-      }
+  const int64_t M = 97;
+  for (int64_t K : {1, 3, 5})
+    for (int64_t N : {int64_t{65536}, int64_t{65537}, int64_t{65599}})
+      for (int64_t c_offset : {0, 1})
+        for (int64_t ld_pad : {0, 1}) {
+          const int64_t ldc = N + ld_pad;
+          std::vector<float> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
+          for (size_t i = 0; i < a.size(); ++i) a[i] = float(int64_t(i % 7) - 3);
+          for (size_t i = 0; i < b.size(); ++i) b[i] = float(int64_t(i % 11) - 5) * 0.5f;
+          // 64-byte aligned storage; c_offset shifts C off the alignment.
+          std::vector<float> storage(static_cast<size_t>(M * ldc + 16 + c_offset), NAN);
+          float* base = storage.data();
+          while (reinterpret_cast<uintptr_t>(base) % 64) ++base;
+          float* c = base + c_offset;
+          gemm<float>(false, false, M, N, K, 1.f, a.data(), K, b.data(), N, 0.f, c, ldc);
+          int64_t bad = 0, first = -1;
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              float want = 0;
+              for (int64_t k = 0; k < K; ++k) want += a[i * K + k] * b[k * N + j];
+              if (c[i * ldc + j] != want && bad++ == 0) first = i * N + j;
+            }
+          EXPECT_EQ(bad, 0) << "K " << K << " N " << N << " offset " << c_offset << " ldc " << ldc << " first wrong at "
+                            << first;
+        }
 }
 
 TEST(Gemm, NodeWithConstantWeights) {

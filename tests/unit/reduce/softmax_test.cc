@@ -1,6 +1,7 @@
 // Softmax / LogSoftmax: both opset semantics against the reference, short-row blocks, large values.
 #include <gtest/gtest.h>
 
+#include "core/stream_store.h"
 #include "ops/onnx/reduce/softmax.h"
 #include "unit/reduce/reduce_test_util.h"
 
@@ -62,6 +63,36 @@ TEST(Softmax, CompileTimeWidthsMatchReference) {
         softmax_reference(x, rows, R, 1, log, b);
         test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows ", rows, " R ", R, " log ", log));
       }
+}
+
+TEST(Softmax, VectorRowsMatchReference) {
+  // float rows of 33..1024 take the 16-lane kernel (tails through masks), longer rows the general
+  // one; a -inf (a mask), a NaN and a +inf row keep the reference's values, and an output over
+  // kStreamOutputBytes (rows of whole vectors) is written with streaming stores.
+  for (int64_t R : {33, 47, 48, 100, 1023, 1024, 1025})
+    for (int64_t rows : {1, 3, 40})
+      for (bool log : {false, true}) {
+        Tensor x = random_tensor(DType::kFloat32, {rows, R}, static_cast<uint32_t>(R * 10 + rows));
+        float* v = x.data_as<float>();
+        for (int64_t i = 0; i < x.numel(); ++i) v[i] *= 30.f;
+        v[R - 1] = -INFINITY;
+        if (rows > 1) v[R + R / 2] = NAN;
+        if (rows > 2) v[2 * R + R - 1] = INFINITY;
+        Tensor a = Tensor::allocate(DType::kFloat32, {rows, R}), b = Tensor::allocate(DType::kFloat32, {rows, R});
+        softmax_optimized(x, rows, R, 1, log, a);
+        softmax_reference(x, rows, R, 1, log, b);
+        test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows ", rows, " R ", R, " log ", log));
+        if (rows > 1) EXPECT_TRUE(std::isnan(a.data_as<float>()[R])) << "a NaN in a row makes the row NaN";
+      }
+  for (int64_t R : {256, 272})  // streamed (a multiple of 16) and not
+    for (bool log : {false, true}) {
+      const int64_t rows = kStreamOutputBytes / 4 / R + 3;
+      Tensor x = random_tensor(DType::kFloat32, {rows, R}, static_cast<uint32_t>(R));
+      Tensor a = Tensor::allocate(DType::kFloat32, {rows, R}), b = Tensor::allocate(DType::kFloat32, {rows, R});
+      softmax_optimized(x, rows, R, 1, log, a);
+      softmax_reference(x, rows, R, 1, log, b);
+      test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("large output R ", R, " log ", log));
+    }
 }
 
 TEST(Softmax, LargeValuesStayFinite) {

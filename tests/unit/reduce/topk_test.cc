@@ -1,5 +1,6 @@
 // TopK: optimised against reference with ties and NaN; opset forms and errors.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "ops/onnx/reduce/topk.h"
 #include "unit/reduce/reduce_test_util.h"
@@ -32,6 +33,33 @@ TEST(TopK, MatchesReferenceWithTiesAndNaN) {
           }
         }
       }
+}
+
+TEST(TopK, OneLongLineSplitOverThreadsMatchesReference) {
+  // A single line of >= 2^16 elements is split over the threads and the parts' candidates merged:
+  // the same values and indices as one pass, ties (small integers) by the lower index, NaN first
+  // for largest; 2 and 3 threads (an uneven split), k from 1 to a quarter of a part, and a line
+  // strided by `inner` (axis 0 of [R, 1]).
+  const int saved = omp_get_max_threads();
+  const int64_t R = 70001;
+  for (DType dt : {DType::kFloat32, DType::kInt32}) {
+    Tensor x = random_tensor(dt, {R, 1}, static_cast<uint32_t>(R), /*small_ints=*/true);
+    if (dt == DType::kFloat32) x.data_as<float>()[R - 5] = NAN;
+    for (int64_t k : {int64_t(1), int64_t(500), R / 3 / 4})
+      for (bool largest : {true, false}) {
+        Tensor vb = Tensor::allocate(dt, {k, 1}), ib = Tensor::allocate(DType::kInt64, {k, 1});
+        topk_reference(x, 0, k, largest, vb, ib);
+        for (int threads : {2, 3}) {
+          omp_set_num_threads(threads);
+          Tensor va = Tensor::allocate(dt, {k, 1}), ia = Tensor::allocate(DType::kInt64, {k, 1});
+          topk_optimized(x, 0, k, largest, va, ia);
+          std::string what = str_cat(dtype_name(dt), " threads ", threads, " k ", k, " largest ", largest);
+          test::expect_close(va, vb, test::Tol{0, 0}, what);
+          test::expect_close(ia, ib, test::Tol{0, 0}, what);
+        }
+      }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(TopK, NodeFormsAndErrors) {

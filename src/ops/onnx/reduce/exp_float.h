@@ -9,6 +9,10 @@
 
 #include "core/exp_poly.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace pointrt::reduce::detail {
 
 // exp for float written with arithmetic and bit operations only, so loops over it vectorise
@@ -58,5 +62,30 @@ inline float exp_nonpositive(float x) {
   return x < -87.3f ? 0.0f : p * scale;
 }
 inline double exp_nonpositive(double x) { return std::exp(x); }
+
+#if defined(__AVX512F__)
+// exp_nonpositive on 16 floats, written with intrinsics: the same operations in the same order
+// (so the same values); GCC 12's vectorisation of the scalar form ran softmax rows 1.6x slower.
+// The clamp's operand order keeps a NaN (maxps returns its second operand when one is NaN).
+inline __m512 exp_nonpositive16(__m512 x) {
+  const __m512 clamped = _mm512_max_ps(_mm512_set1_ps(-87.3f), x);
+  const __m512 magic = _mm512_set1_ps(12582912.f);
+  const __m512 t = _mm512_fmadd_ps(clamped, _mm512_set1_ps(1.44269504088896341f), magic);
+  const __m512 n = _mm512_sub_ps(t, magic);
+  const __m512 r =
+      _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), clamped));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512i scale_bits =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(-0x4B400000 + 127)), 23);
+  const __m512 result = _mm512_mul_ps(p, _mm512_castsi512_ps(scale_bits));
+  return _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_LT_OQ), _mm512_setzero_ps());
+}
+#endif
 
 }  // namespace pointrt::reduce::detail

@@ -8,7 +8,8 @@
 //  - a large share of the line: an LSD radix sort by key (stable, so ties stay in index order),
 //    8-bit digits, passes whose digit is the same for every key skipped;
 //  - otherwise: candidates below the running k-th best, pruned by nth_element when 4k gather.
-// Values are read back from the input by index (NaN payloads and -0 kept). Lines run in parallel.
+// Values are read back from the input by index (NaN payloads and -0 kept). Lines run in parallel;
+// one long line is split over the threads (select_split_line).
 #include "ops/onnx/reduce/topk.h"
 
 #include <omp.h>
@@ -256,11 +257,53 @@ void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest,
   threshold_select<K>(key_at, R, k, s.entries, out);
 }
 
+// One long line on several threads (TopK over a whole heatmap): each thread selects the k best
+// of its part of the line, then the parts' candidates are merged by (key, index), so the result
+// is the same as one pass over the line (the k best overall are among each part's k best).
+template <typename T>
+void select_split_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest, int threads, uint32_t* out) {
+  using K = KeyOf<T>;
+  using E = Entry<K>;
+  const int64_t part = (R + threads - 1) / threads;
+  std::vector<typename E::type> candidates(static_cast<size_t>(threads * k));
+  std::vector<int64_t> found(static_cast<size_t>(threads), 0);
+  const K flip = largest ? ~K(0) : K(0);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int64_t r0 = std::min(R, t * part), n = std::min(R, r0 + part) - r0, kt = std::min(k, n);
+    LineScratch<K> scratch;
+    std::vector<uint32_t> chosen(static_cast<size_t>(kt));
+    if (kt > 0) select_line<T>(in + r0 * inner, inner, n, kt, largest, scratch, chosen.data());
+    for (int64_t j = 0; j < kt; ++j) {
+      const int64_t r = r0 + chosen[j];
+      candidates[t * k + j] = E::make(order_key(in[r * inner]) ^ flip, static_cast<uint32_t>(r));
+    }
+    found[t] = kt;
+  }
+  std::vector<typename E::type> all;
+  for (int t = 0; t < threads; ++t)
+    all.insert(all.end(), candidates.begin() + t * k, candidates.begin() + t * k + found[t]);
+  std::nth_element(all.begin(), all.begin() + (k - 1), all.end());
+  std::sort(all.begin(), all.begin() + k);
+  for (int64_t j = 0; j < k; ++j) out[j] = E::index(all[j]);
+}
+
 template <typename T>
 void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t R, int64_t inner, int64_t k,
                 bool largest) {
   using K = KeyOf<T>;
   const int64_t lines = outer * inner;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (lines == 1 && threads > 1 && k > 0 && R >= (int64_t(1) << 16) && k * threads * 4 <= R) {
+    std::vector<uint32_t> chosen(static_cast<size_t>(k));
+    select_split_line<T>(x, inner, R, k, largest, threads, chosen.data());
+    for (int64_t j = 0; j < k; ++j) {
+      values[j] = x[int64_t(chosen[j]) * inner];
+      indices[j] = chosen[j];
+    }
+    return;
+  }
 #pragma omp parallel if (lines > 1 && lines * R > (1 << 14))
   {
     LineScratch<K> scratch;
