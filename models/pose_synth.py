@@ -217,10 +217,11 @@ def _background(rng: np.random.Generator):
     return _plane_view(rng, normal / np.linalg.norm(normal), np.array([0, 0, rng.uniform(0.95, 1.2)]))
 
 
-def _place_on_table(rng: np.random.Generator, objects: Tuple[int, ...]):
+def place_on_table(rng: np.random.Generator, objects: Tuple[int, ...]):
     """Objects resting on a table that the camera sees from 0.5-0.7 m at 35-70 degrees above it
     (rolled by up to 10 degrees): each object in one of its resting orientations, turned by any
-    angle about the table's normal, centres in the middle 70% of the image and 13 cm apart."""
+    angle about the table's normal, centres in the middle 70% of the image and 13 cm apart.
+    Returns the poses [3, 4] and the table's (depth, colour, normal) per pixel."""
     fx, fy, cx, cy = CAMERA
     h, w = IMAGE_SIZE
     roll = _rot(2, rng.uniform(-np.pi / 18, np.pi / 18))
@@ -252,17 +253,20 @@ def render_frame(seed: int, objects: Tuple[int, ...] = (0, 1, 2, 3), layout: str
     background, 1 + object index), normal [H, W, 3] (camera frame), poses [len(objects), 3, 4],
     classes [len(objects)] (labels 1..). layout: "free" (any rotation, in front of a distant plane)
     or "tabletop" (resting on a table); colours: the surface code (surface_colour)."""
+    if layout not in LAYOUTS or colours not in COLOUR_CODES:
+        raise ValueError(f"render_frame: layout {layout!r} (one of {LAYOUTS}), colours {colours!r} "
+                         f"(one of {COLOUR_CODES})")
     rng = np.random.default_rng(seed)
     fx, fy, cx, cy = CAMERA
     h, w = IMAGE_SIZE
     if layout == "free":
         depth, rgb, normal = _background(rng)
     else:
-        poses, (depth, rgb, normal) = _place_on_table(rng, objects)
+        poses, (depth, rgb, normal) = place_on_table(rng, objects)
     label = np.zeros((h, w), np.int64)
     light = rng.normal(size=3) + np.array([0, 0, -2.0])
     light /= np.linalg.norm(light)
-    if layout == "free":
+    if layout == "free":  # drawn after the light, as before the layouts: the same frames per seed
         poses = _place_objects(rng, len(objects))
     for obj, pose in zip(objects, poses):
         model = object_points(obj, colours)

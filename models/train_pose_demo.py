@@ -233,11 +233,12 @@ class GeometryRunner:
 
 
 def make_batch(seeds: List[int], num_points: int, geometry: "GeometryRunner" = None, symmetric: bool = False,
-               scene: Tuple[str, str] = ("free", "waves")) -> Dict[str, torch.Tensor]:
+               scene: Tuple[str, str] = ("free", "waves"), frames: List[Dict[str, np.ndarray]] = None
+               ) -> Dict[str, torch.Tensor]:
     """The network's inputs and targets for the frames of these seeds; scene = (layout, colours)
-    of pose_synth.render_frame."""
-    items = [ps.network_inputs(ps.render_frame(s, layout=scene[0], colours=scene[1]), num_points, s, symmetric)
-             for s in seeds]
+    of pose_synth.render_frame, or the seeds' frames already rendered (`frames`)."""
+    frames = frames or [ps.render_frame(s, layout=scene[0], colours=scene[1]) for s in seeds]
+    items = [ps.network_inputs(frame, num_points, s, symmetric) for frame, s in zip(frames, seeds)]
     batch = {k: torch.from_numpy(np.stack([it[k] for it in items])) for k in items[0]}
     if geometry is not None:
         batch["geometry"] = geometry(batch["cloud"][..., :3])
@@ -313,11 +314,11 @@ def held_out_add_s(model: "ReducedPVN3D", frames: int, scene: Tuple[str, str], w
     passed: Dict[int, List[bool]] = {c: [] for c in range(1, len(ps.CLASSES))}
     model.eval()
     for seed in range(ps.HELD_OUT_SEED0, ps.HELD_OUT_SEED0 + frames):
-        b = make_batch([seed], NUM_POINTS, runner, scene=scene)
+        frame = ps.render_frame(seed, layout=scene[0], colours=scene[1])
+        b = make_batch([seed], NUM_POINTS, runner, frames=[frame])
         with torch.no_grad():
             kp, seg, ctr = model(b["rgb"], b["cloud"], b["choose"], b["geometry"])
             poses, status, _ = pose_ops.pose_from_votes(b["cloud"][..., :3], kp, ctr, seg, model.model_kps, bandwidth)
-        frame = ps.render_frame(seed, layout=scene[0], colours=scene[1])
         for c, gt in zip(frame["classes"], frame["poses"]):
             d = metrics.add_s(poses[0, c].numpy(), gt, desc["model_points"][c]) if status[0, c] == 0 else np.inf
             passed[int(c)].append(bool(d < 0.1 * desc["diameters"][c]))

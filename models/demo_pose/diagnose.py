@@ -61,7 +61,7 @@ segacc = []
 _rng = np.random.default_rng(5)
 med = {}
 if kind[0] == "tabletop":  # the rotations resting objects take
-    table_rotations = [p[:, :3] for s in range(500) for p in ps._place_on_table(np.random.default_rng(s), (0, 1, 2, 3))[0]]
+    table_rotations = [p[:, :3] for s in range(500) for p in ps.place_on_table(np.random.default_rng(s), (0, 1, 2, 3))[0]]
 for c in range(1, C):
     k = ps.object_points(c - 1)["keypoints"]
     rk = []
@@ -74,7 +74,7 @@ t0 = time.time()
 for i in range(a.frames):
     seed = a.seed0 + i
     fr = ps.render_frame(seed, layout=kind[0], colours=kind[1])
-    b = tpd.make_batch([seed], tpd.NUM_POINTS, runner, symmetric=True, scene=kind)
+    b = tpd.make_batch([seed], tpd.NUM_POINTS, runner, symmetric=True, frames=[fr])
     with torch.no_grad():
         kp, seg, ctr = model(b["rgb"], b["cloud"], b["choose"], b["geometry"])
     raw = torch.from_numpy(ps.network_inputs(fr, tpd.NUM_POINTS, seed, symmetric_targets=False)["kp_offsets"])[None]

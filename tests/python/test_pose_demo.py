@@ -80,7 +80,7 @@ def test_tabletop_objects_rest_on_the_table():
     fx, fy, cx, cy = ps.CAMERA
     h, w = ps.IMAGE_SIZE
     for seed in range(20):
-        poses, (depth, _, normal) = ps._place_on_table(np.random.default_rng(seed), (0, 1, 2, 3))
+        poses, (depth, _, normal) = ps.place_on_table(np.random.default_rng(seed), (0, 1, 2, 3))
         up = -normal[0, 0]
         corner = np.array([(0 - cx) / fx, (0 - cy) / fy, 1.0]) * depth[0, 0]  # a background pixel's point
         table = corner @ up
@@ -101,3 +101,9 @@ def test_free_layout_frames_are_unchanged():
     frame = ps.render_frame(7)
     assert frame["poses"].shape == (4, 3, 4)
     np.testing.assert_allclose(frame["poses"][0, :, 3], [0.100684, 0.012206, 0.469538], atol=1e-5)
+
+
+def test_unknown_layout_or_colours_is_an_error():
+    for kwargs in (dict(layout="table"), dict(colours="nocs")):
+        with pytest.raises(ValueError, match="render_frame"):
+            ps.render_frame(0, **kwargs)

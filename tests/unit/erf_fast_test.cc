@@ -31,7 +31,9 @@ TEST(ErfFast, CloseToStdErfEverywhere) {
     // Relative error only for normal results: a subnormal float holds fewer significant bits.
     if (std::fabs(x[i]) < 0.35f && std::fabs(want) >= std::numeric_limits<float>::min())
       worst_rel_small = std::max(worst_rel_small, std::fabs(y[i] - want) / std::fabs(want));
-    if (x[i] == 0.f) EXPECT_EQ(std::signbit(y[i]), std::signbit(x[i]));
+    if (x[i] == 0.f) {
+      EXPECT_EQ(std::signbit(y[i]), std::signbit(x[i]));
+    }
   }
   EXPECT_LT(worst_abs, 4e-7);        // A&S 7.1.26's 1.5e-7 plus float rounding of the polynomial and 1 - p e
   EXPECT_LT(worst_rel_small, 3e-7);  // near 0 the error is relative, as GELU of small inputs needs

@@ -52,7 +52,8 @@ TEST(Softmax, ShortRowsBlockPathMatchesReference) {
 }
 
 TEST(Softmax, CompileTimeWidthsMatchReference) {
-  // Rows of 64, 128 and 256 take fixed-width kernels; their neighbours the general one.
+  // Rows of 64, 128 and 256 take fixed-width kernels (float64, or float without AVX-512; float
+  // rows of 33..1024 otherwise take the vector kernel); their neighbours the general one.
   for (int64_t R : {63, 64, 65, 127, 128, 129, 255, 256, 257})
     for (int64_t rows : {1, 5, 70})
       for (bool log : {false, true}) {
@@ -82,7 +83,9 @@ TEST(Softmax, VectorRowsMatchReference) {
         softmax_optimized(x, rows, R, 1, log, a);
         softmax_reference(x, rows, R, 1, log, b);
         test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows ", rows, " R ", R, " log ", log));
-        if (rows > 1) EXPECT_TRUE(std::isnan(a.data_as<float>()[R])) << "a NaN in a row makes the row NaN";
+        if (rows > 1) {
+          EXPECT_TRUE(std::isnan(a.data_as<float>()[R])) << "a NaN in a row makes the row NaN";
+        }
       }
   for (int64_t R : {256, 272})  // streamed (a multiple of 16) and not
     for (bool log : {false, true}) {

@@ -38,8 +38,8 @@ TEST(TopK, MatchesReferenceWithTiesAndNaN) {
 TEST(TopK, OneLongLineSplitOverThreadsMatchesReference) {
   // A single line of >= 2^16 elements is split over the threads and the parts' candidates merged:
   // the same values and indices as one pass, ties (small integers) by the lower index, NaN first
-  // for largest; 2 and 3 threads (an uneven split), k from 1 to a quarter of a part, and a line
-  // strided by `inner` (axis 0 of [R, 1]).
+  // for largest; 2 and 3 threads (an uneven split), k from 1 to a quarter of a part; the line is
+  // axis 0 of [R, 1].
   const int saved = omp_get_max_threads();
   const int64_t R = 70001;
   for (DType dt : {DType::kFloat32, DType::kInt32}) {

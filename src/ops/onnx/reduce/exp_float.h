@@ -49,12 +49,8 @@ inline float exp_nonpositive(float x) {
   uint32_t t_bits;
   std::memcpy(&t_bits, &t, 4);
   const float r = std::fma(n, 2.12194440e-4f, std::fma(n, -0.693359375f, clamped));
-  float p = 1.9875691500e-4f;
-  p = std::fma(p, r, 1.3981999507e-3f);
-  p = std::fma(p, r, 8.3334519073e-3f);
-  p = std::fma(p, r, 4.1665795894e-2f);
-  p = std::fma(p, r, 1.6666665459e-1f);
-  p = std::fma(p, r, 5.0000001201e-1f);
+  float p = kExpPoly[0];
+  for (int i = 1; i < 6; ++i) p = std::fma(p, r, kExpPoly[i]);
   p = std::fma(p * r, r, r + 1.0f);
   const uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23;
   float scale;
@@ -74,12 +70,8 @@ inline __m512 exp_nonpositive16(__m512 x) {
   const __m512 n = _mm512_sub_ps(t, magic);
   const __m512 r =
       _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), clamped));
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 p = _mm512_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
   p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
   const __m512i scale_bits =
       _mm512_slli_epi32(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(-0x4B400000 + 127)), 23);

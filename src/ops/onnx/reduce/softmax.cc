@@ -346,7 +346,8 @@ void softmax_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
       return softmax_rows_of<T, 16>(x, y, outer, R, log);
     case 32: return softmax_rows_of<T, 32>(x, y, outer, R, log);
     // Common class and feature widths: a compile-time width turns the three sweeps into whole
-    // vectors without remainder loops (256: 11 -> 8-9 ms at 1e7, 1 thread).
+    // vectors without remainder loops (256: 11 -> 8-9 ms at 1e7, 1 thread). Float rows of these
+    // widths take softmax_rows_vector where AVX-512 is there; these serve float64 and other CPUs.
     case 64: return softmax_rows_of<T, 64>(x, y, outer, R, log);
     case 128: return softmax_rows_of<T, 128>(x, y, outer, R, log);
     case 256: return softmax_rows_of<T, 256>(x, y, outer, R, log);

@@ -257,11 +257,11 @@ void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest,
   threshold_select<K>(key_at, R, k, s.entries, out);
 }
 
-// One long line on several threads (TopK over a whole heatmap): each thread selects the k best
+// One long contiguous line on several threads (TopK over a whole heatmap): each thread selects the k best
 // of its part of the line, then the parts' candidates are merged by (key, index), so the result
 // is the same as one pass over the line (the k best overall are among each part's k best).
 template <typename T>
-void select_split_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest, int threads, uint32_t* out) {
+void select_split_line(const T* in, int64_t R, int64_t k, bool largest, int threads, uint32_t* out) {
   using K = KeyOf<T>;
   using E = Entry<K>;
   const int64_t part = (R + threads - 1) / threads;
@@ -274,10 +274,10 @@ void select_split_line(const T* in, int64_t inner, int64_t R, int64_t k, bool la
     const int64_t r0 = std::min(R, t * part), n = std::min(R, r0 + part) - r0, kt = std::min(k, n);
     LineScratch<K> scratch;
     std::vector<uint32_t> chosen(static_cast<size_t>(kt));
-    if (kt > 0) select_line<T>(in + r0 * inner, inner, n, kt, largest, scratch, chosen.data());
+    if (kt > 0) select_line<T>(in + r0, 1, n, kt, largest, scratch, chosen.data());
     for (int64_t j = 0; j < kt; ++j) {
       const int64_t r = r0 + chosen[j];
-      candidates[t * k + j] = E::make(order_key(in[r * inner]) ^ flip, static_cast<uint32_t>(r));
+      candidates[t * k + j] = E::make(order_key(in[r]) ^ flip, static_cast<uint32_t>(r));
     }
     found[t] = kt;
   }
@@ -295,11 +295,11 @@ void topk_typed(const T* x, T* values, int64_t* indices, int64_t outer, int64_t 
   using K = KeyOf<T>;
   const int64_t lines = outer * inner;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  if (lines == 1 && threads > 1 && k > 0 && R >= (int64_t(1) << 16) && k * threads * 4 <= R) {
+  if (lines == 1 && threads > 1 && k > 0 && R >= (int64_t(1) << 16) && k * threads * 4 <= R) {  // inner == 1
     std::vector<uint32_t> chosen(static_cast<size_t>(k));
-    select_split_line<T>(x, inner, R, k, largest, threads, chosen.data());
+    select_split_line<T>(x, R, k, largest, threads, chosen.data());
     for (int64_t j = 0; j < k; ++j) {
-      values[j] = x[int64_t(chosen[j]) * inner];
+      values[j] = x[chosen[j]];
       indices[j] = chosen[j];
     }
     return;
