@@ -84,12 +84,14 @@ TEST(SmallGemm, LargeOutputsStreamedPastTheCaches) {
 
 TEST(SmallGemm, BatchedMatMulAtOneAndTwoThreads) {
   // Batches of tiny products (serial below the work threshold, one product per thread above it),
-  // and a broadcast batch (non-uniform offsets), against the reference.
+  // larger products in a batch that splits evenly over 2 threads (one product per thread) or not
+  // (threads inside each product), and a broadcast batch (non-uniform offsets), against the reference.
   const int saved = omp_get_max_threads();
   uint32_t seed = 70;
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
-    for (const Shape& sa : {Shape{8, 11, 32}, Shape{1, 5, 3}, Shape{0, 4, 4}, Shape{64, 17, 32}, Shape{3, 1, 7, 16}})
+    for (const Shape& sa : {Shape{8, 11, 32}, Shape{1, 5, 3}, Shape{0, 4, 4}, Shape{64, 17, 32}, Shape{3, 1, 7, 16},
+                            Shape{4, 130, 40}, Shape{3, 130, 40}})
       for (int64_t N : {1, 11, 65}) {
         Shape sb = sa;
         sb[sb.size() - 2] = sa.back();

@@ -100,6 +100,53 @@ TEST(TopKFast, NaNAndTiesInLaterBlocks) {
   }
 }
 
+float float_from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+TEST(TopKFast, ContiguousFloatKeysOfEverySpecialValue) {
+  // Long contiguous float lines, whose whole 16-key blocks are keyed in one vector: NaN of both
+  // signs and several payloads, +-0, +-inf, denormals and the extremes at random places among
+  // ordinary values, ties included, against the reference bit for bit.
+  const float specials[] = {float_from_bits(0x7FC00000u),
+                            float_from_bits(0xFFC00000u),
+                            float_from_bits(0x7F800001u),
+                            float_from_bits(0xFFFFFFFFu),
+                            float_from_bits(0x7FC00123u),
+                            0.f,
+                            -0.f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::denorm_min(),
+                            -std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::min(),
+                            -std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::max(),
+                            1.f,
+                            -1.f};
+  std::mt19937 rng(17);
+  for (int64_t R : {int64_t(16), int64_t(33), int64_t(100), int64_t(1000), int64_t(5003)}) {
+    Tensor x = Tensor::allocate(DType::kFloat32, {R});
+    float* p = x.data_as<float>();
+    std::normal_distribution<float> normal;
+    for (int64_t i = 0; i < R; ++i)
+      p[i] = rng() % 5 == 0 ? specials[rng() % (sizeof(specials) / sizeof(float))] : std::round(normal(rng) * 8) / 8;
+    for (int64_t k : {int64_t(1), int64_t(7), int64_t(32), int64_t(33), int64_t(100), R / 2, R}) {
+      if (k > R) continue;
+      for (bool largest : {true, false}) {
+        Tensor va = Tensor::allocate(x.dtype(), {k}), ia = Tensor::allocate(DType::kInt64, {k});
+        Tensor vb = Tensor::allocate(x.dtype(), {k}), ib = Tensor::allocate(DType::kInt64, {k});
+        topk_optimized(x, 0, k, largest, va, ia);
+        topk_reference(x, 0, k, largest, vb, ib);
+        ASSERT_TRUE(same_bits(ia, ib)) << "R " << R << " k " << k << " largest " << largest;
+        ASSERT_TRUE(same_bits(va, vb)) << "R " << R << " k " << k << " largest " << largest;
+      }
+    }
+  }
+}
+
 TEST(TopKFast, IntegersInSmallAndWideRanges) {
   uint32_t seed = 100;
   for (const Shape& s : kShapes)

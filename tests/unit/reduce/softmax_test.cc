@@ -51,6 +51,30 @@ TEST(Softmax, ShortRowsBlockPathMatchesReference) {
       }
 }
 
+TEST(Softmax, RowsOf16InRegisterBlocksKeepSpecialValues) {
+  // float rows of 16 go 16 at a time through an in-register transpose: a NaN first (the maximum's
+  // seed) or later, +inf, a row of -inf but one element, large spreads; a partial last block.
+  for (int64_t rows : {16, 32, 37})
+    for (bool log : {false, true}) {
+      Tensor x = random_tensor(DType::kFloat32, {rows, 16}, static_cast<uint32_t>(rows));
+      float* v = x.data_as<float>();
+      for (int64_t i = 0; i < x.numel(); ++i) v[i] *= 40.f;
+      v[0] = NAN;
+      v[16 + 7] = NAN;
+      v[32 + 3] = INFINITY;
+      for (int64_t c = 0; c < 16; ++c) v[48 + c] = c == 9 ? 1.f : -INFINITY;
+      v[rows * 16 - 1] = -INFINITY;
+      Tensor a = Tensor::allocate(DType::kFloat32, {rows, 16}), b = Tensor::allocate(DType::kFloat32, {rows, 16});
+      softmax_optimized(x, rows, 16, 1, log, a);
+      softmax_reference(x, rows, 16, 1, log, b);
+      test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows of 16: ", rows, " log ", log));
+      for (int64_t c = 0; c < 16; ++c) {
+        EXPECT_TRUE(std::isnan(a.data_as<float>()[c]) && std::isnan(a.data_as<float>()[16 + c])) << c;
+        if (!log) EXPECT_EQ(a.data_as<float>()[48 + c], c == 9 ? 1.f : 0.f) << c;
+      }
+    }
+}
+
 TEST(Softmax, CompileTimeWidthsMatchReference) {
   // Rows of 64, 128 and 256 take fixed-width kernels (float64, or float without AVX-512; float
   // rows of 33..1024 otherwise take the vector kernel); their neighbours the general one.

@@ -186,32 +186,31 @@ void softmax_short_rows(const T* x, T* y, int64_t outer, int64_t R, bool log) {
 }
 
 #if defined(__AVX512F__)
-// Softmax of 16 rows of 16 held transposed: t[c * 16 + l] is element c of row l, so every step
-// is a whole-vector operation across the rows (the per-row path is bound by two horizontal
-// reductions per row). Same operations as softmax_row: the max from element 0 on, exp_nonpositive,
-// a float sum.
-inline void softmax_16x16_transposed(float* __restrict t, bool log) {
+// Softmax of 16 rows of 16 held transposed in registers: v[c] lane l is element c of row l, so
+// every step is a whole-vector operation across the rows (the per-row path is bound by two
+// horizontal reductions per row). The same values as softmax_row: the max from element 0 on
+// (maxps keeps its second operand when one is NaN, as the scalar compare does), exp_nonpositive,
+// a float sum in element order.
+inline void softmax_16x16_transposed(__m512 (&v)[16], bool log) {
   constexpr int kN = 16;
-  alignas(64) float mx[kN], sum[kN], d[kN * kN];
-  for (int l = 0; l < kN; ++l) mx[l] = t[l];
-  for (int c = 1; c < kN; ++c)
-    for (int l = 0; l < kN; ++l) mx[l] = t[c * kN + l] > mx[l] ? t[c * kN + l] : mx[l];
-  for (int c = 0; c < kN; ++c)
-    for (int l = 0; l < kN; ++l) d[c * kN + l] = t[c * kN + l] - mx[l];
-#pragma omp simd
-  for (int i = 0; i < kN * kN; ++i) t[i] = exp_nonpositive(d[i]);
-  for (int l = 0; l < kN; ++l) sum[l] = 0.f;
-  for (int c = 0; c < kN; ++c)
-    for (int l = 0; l < kN; ++l) sum[l] += t[c * kN + l];
+  __m512 mx = v[0];
+  for (int c = 1; c < kN; ++c) mx = _mm512_max_ps(v[c], mx);
+  __m512 sum = _mm512_setzero_ps();
   if (log) {
-    for (int l = 0; l < kN; ++l) sum[l] = std::log(sum[l]);
-    for (int c = 0; c < kN; ++c)
-      for (int l = 0; l < kN; ++l) t[c * kN + l] = d[c * kN + l] - sum[l];
-  } else {
-    for (int l = 0; l < kN; ++l) sum[l] = 1.f / sum[l];
-    for (int c = 0; c < kN; ++c)
-      for (int l = 0; l < kN; ++l) t[c * kN + l] *= sum[l];
+    for (int c = 0; c < kN; ++c) sum = _mm512_add_ps(sum, exp_nonpositive16(_mm512_sub_ps(v[c], mx)));
+    alignas(64) float lanes[kN];
+    _mm512_store_ps(lanes, sum);
+    for (float& l : lanes) l = std::log(l);
+    const __m512 log_sum = _mm512_load_ps(lanes);
+    for (int c = 0; c < kN; ++c) v[c] = _mm512_sub_ps(_mm512_sub_ps(v[c], mx), log_sum);
+    return;
   }
+  for (int c = 0; c < kN; ++c) {
+    v[c] = exp_nonpositive16(_mm512_sub_ps(v[c], mx));
+    sum = _mm512_add_ps(sum, v[c]);
+  }
+  const __m512 scale = _mm512_div_ps(_mm512_set1_ps(1.f), sum);
+  for (int c = 0; c < kN; ++c) v[c] = _mm512_mul_ps(v[c], scale);
 }
 
 // float rows of 16 (attention over 16 neighbours or heads): 16 rows at a time through an
@@ -221,14 +220,11 @@ void softmax_rows16(const float* x, float* y, int64_t outer, bool log) {
   const int64_t blocks = outer / kRows;
 #pragma omp parallel for if (outer * kRows > (1 << 14))
   for (int64_t b = 0; b < blocks; ++b) {
-    alignas(64) float t[kRows * kRows];
     __m512 v[kRows];
     const float* xb = x + b * kRows * kRows;
     for (int j = 0; j < kRows; ++j) v[j] = _mm512_loadu_ps(xb + j * kRows);
     transpose16x16(v);
-    for (int c = 0; c < kRows; ++c) _mm512_store_ps(t + c * kRows, v[c]);
-    softmax_16x16_transposed(t, log);
-    for (int c = 0; c < kRows; ++c) v[c] = _mm512_load_ps(t + c * kRows);
+    softmax_16x16_transposed(v, log);
     transpose16x16(v);
     float* yb = y + b * kRows * kRows;
     for (int j = 0; j < kRows; ++j) _mm512_storeu_ps(yb + j * kRows, v[j]);
@@ -247,20 +243,22 @@ void softmax_rows16(const float* x, float* y, int64_t outer, bool log) {
 // the cache, whose lines would otherwise be read before being written.
 constexpr int64_t kMaxVectorRow = 1024;
 
-// Across the 16 lanes (GCC 12's _mm512_reduce_* headers warn of an uninitialised temporary).
+// Across the 16 lanes in registers, pairing lane i with i + 8, then i + 4, i + 2, i + 1 (GCC 12's
+// _mm512_reduce_* headers warn of an uninitialised temporary). Through memory and a scalar
+// loop these two cost a 256-wide row about a third of its time: they are on the row's critical
+// path. lanes_max serves vectors whose lanes are all NaN or none (any pairing gives the same).
+inline __m256 upper_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
 inline float lanes_max(__m512 v) {
-  alignas(64) float l[16];
-  _mm512_store_ps(l, v);
-  float m = l[0];
-  for (int i = 1; i < 16; ++i) m = l[i] > m ? l[i] : m;
-  return m;
+  const __m256 a = _mm256_max_ps(_mm512_castps512_ps256(v), upper_half(v));
+  __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
 }
 inline float lanes_sum(__m512 v) {
-  alignas(64) float l[16];
-  _mm512_store_ps(l, v);
-  for (int w = 8; w >= 1; w /= 2)
-    for (int i = 0; i < w; ++i) l[i] += l[i + w];
-  return l[0];
+  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), upper_half(v));
+  __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
 template <bool kStream>
@@ -270,13 +268,19 @@ void softmax_row16(const float* __restrict in, float* __restrict out, int64_t R,
   const __mmask16 tail = static_cast<__mmask16>((1u << (R - full)) - 1);
   // The row's first element seeds the maximum as in softmax_row (a NaN there stays out of it; a
   // NaN anywhere still reaches every output through the sum).
-  __m512 m = _mm512_set1_ps(in[0]);
-  for (int64_t j = 0; j < full; j += 16) m = _mm512_max_ps(_mm512_loadu_ps(in + j), m);
-  if (tail) m = _mm512_mask_max_ps(m, tail, _mm512_maskz_loadu_ps(tail, in + full), m);
-  const __m512 mx = _mm512_set1_ps(lanes_max(m));
-  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  // Two accumulators halve the chain of dependent maxima.
+  __m512 m = _mm512_set1_ps(in[0]), m1 = m;
   int64_t j = 0;
   for (; j + 32 <= full; j += 32) {
+    m = _mm512_max_ps(_mm512_loadu_ps(in + j), m);
+    m1 = _mm512_max_ps(_mm512_loadu_ps(in + j + 16), m1);
+  }
+  if (j < full) m = _mm512_max_ps(_mm512_loadu_ps(in + j), m);
+  if (tail) m = _mm512_mask_max_ps(m, tail, _mm512_maskz_loadu_ps(tail, in + full), m);
+  m = _mm512_max_ps(m1, m);
+  const __m512 mx = _mm512_set1_ps(lanes_max(m));
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  for (j = 0; j + 32 <= full; j += 32) {
     const __m512 a = exp_nonpositive16(_mm512_sub_ps(_mm512_loadu_ps(in + j), mx));
     const __m512 b = exp_nonpositive16(_mm512_sub_ps(_mm512_loadu_ps(in + j + 16), mx));
     _mm512_store_ps(e + j, a);

@@ -26,6 +26,13 @@
 
 #include "ops/onnx/reduce/reduce_common.h"
 
+// GCC 12 warns "'__Y' may be used uninitialized" inside its own AVX-512 headers (the
+// _mm512_undefined_* operand of unmasked intrinsics; GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 namespace pointrt::reduce {
 namespace {
 
@@ -120,17 +127,57 @@ inline uint32_t below_mask(const K* block, K bound) {
 #endif
 }
 
+#if defined(__AVX512F__)
+// order_key of 16 contiguous floats, xor `flip`: the same bits as the scalar form, in one vector
+// (keys made one element at a time and then compared as a vector stall on store forwarding).
+inline __m512i float_keys16(const float* p, uint32_t flip) {
+  const __m512i u = _mm512_loadu_si512(p);
+  const __m512i sign = _mm512_set1_epi32(INT32_MIN);
+  const __m512i magnitude = _mm512_andnot_si512(sign, u);
+  // negative: ~u; otherwise u | sign. Both are u ^ ((u >> 31, arithmetic) | sign).
+  __m512i key = _mm512_xor_si512(u, _mm512_or_si512(_mm512_srai_epi32(u, 31), sign));
+  key = _mm512_mask_mov_epi32(key, _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000)),
+                              _mm512_set1_epi32(-1));  // NaN above everything
+  key = _mm512_mask_mov_epi32(key, _mm512_cmpeq_epi32_mask(magnitude, _mm512_setzero_si512()), sign);  // -0 == +0
+  return _mm512_xor_si512(key, _mm512_set1_epi32(static_cast<int>(flip)));
+}
+#endif
+
+// The keys of one line: R elements `inner` apart, each order_key ^ flip (flip turns "largest"
+// into ascending order).
+template <typename T>
+struct LineKeys {
+  using K = KeyOf<T>;
+  const T* in;
+  int64_t inner;
+  K flip;
+  K at(int64_t r) const { return order_key(in[r * inner]) ^ flip; }
+  // The kScanBlock keys from r0 (a whole block inside the line) into `out` (64-byte aligned).
+  void block(int64_t r0, K* out) const {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>)
+      if (inner == 1) return _mm512_store_si512(out, float_keys16(in + r0, flip));
+#endif
+    for (int j = 0; j < kScanBlock; ++j) out[j] = at(r0 + j);
+  }
+};
+
 // Calls visit(key, r) for the elements whose key is below `bound` (all of them while `bounded` is
 // false), in index order; visit may tighten the bound. Keys are made kScanBlock at a time (a short
 // block is padded with the largest key, never below a bound); once bounded, one vector compare
 // per block gives its candidates, so the many blocks without any cost no branch per element.
-template <typename K, typename KeyAt, typename Visit>
-void scan_below(const KeyAt& key_at, int64_t R, const bool& bounded, const K& bound, Visit visit) {
+template <typename T, typename Visit>
+void scan_below(const LineKeys<T>& keys, int64_t R, const bool& bounded, const KeyOf<T>& bound, Visit visit) {
+  using K = KeyOf<T>;
   alignas(64) K block[kScanBlock];
   for (int64_t r0 = 0; r0 < R; r0 += kScanBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kScanBlock, R - r0));
-    for (int j = 0; j < n; ++j) block[j] = key_at(r0 + j);
-    for (int j = n; j < kScanBlock; ++j) block[j] = ~K(0);
+    if (n == kScanBlock) {
+      keys.block(r0, block);
+    } else {
+      for (int j = 0; j < n; ++j) block[j] = keys.at(r0 + j);
+      for (int j = n; j < kScanBlock; ++j) block[j] = ~K(0);
+    }
     int j0 = 0;
     for (; j0 < n && !bounded; ++j0) visit(block[j0], r0 + j0);
     if (j0 == n) continue;
@@ -143,14 +190,15 @@ void scan_below(const KeyAt& key_at, int64_t R, const bool& bounded, const K& bo
 
 // The k smallest (key, index) kept in a sorted window (k small). A later element with a key
 // equal to the window's worst is rejected: its index is higher.
-template <typename K, typename KeyAt>
-void small_k_select(const KeyAt& key_at, int64_t R, int64_t k, uint32_t* out) {
+template <typename T>
+void small_k_select(const LineKeys<T>& keys, int64_t R, int64_t k, uint32_t* out) {
+  using K = KeyOf<T>;
   K best_key[64];
   uint32_t best_idx[64];
   int64_t filled = 0;
   bool full = false;
   K worst = 0;
-  scan_below(key_at, R, full, worst, [&](K key, int64_t r) {
+  scan_below(keys, R, full, worst, [&](K key, int64_t r) {
     int64_t pos = filled < k ? filled++ : k - 1;
     while (pos > 0 && key < best_key[pos - 1]) {
       best_key[pos] = best_key[pos - 1];
@@ -197,16 +245,17 @@ void radix_sort(int64_t R, LineScratch<K>& s) {
 // Moderate k: candidates below the current k-th best are collected into a buffer of 4k; when
 // it fills, nth_element keeps the best k and tightens the threshold. Most elements cost one
 // compare against the threshold, so this is O(R) with a small constant.
-template <typename K, typename KeyAt>
-void threshold_select(const KeyAt& key_at, int64_t R, int64_t k, std::vector<typename Entry<K>::type>& buf,
+template <typename T>
+void threshold_select(const LineKeys<T>& keys, int64_t R, int64_t k, std::vector<typename Entry<KeyOf<T>>::type>& buf,
                       uint32_t* out) {
+  using K = KeyOf<T>;
   using E = Entry<K>;
   const size_t cap = static_cast<size_t>(4 * k);
   buf.clear();
   buf.reserve(cap);
   bool have_threshold = false;
   K threshold = 0;  // the k-th best key so far; later elements need a smaller key (higher index)
-  scan_below(key_at, R, have_threshold, threshold, [&](K key, int64_t r) {
+  scan_below(keys, R, have_threshold, threshold, [&](K key, int64_t r) {
     buf.push_back(E::make(key, static_cast<uint32_t>(r)));
     if (buf.size() == cap) {
       std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
@@ -226,16 +275,15 @@ template <typename T>
 void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest, LineScratch<KeyOf<T>>& s,
                  uint32_t* out) {
   using K = KeyOf<T>;
-  const K flip = largest ? ~K(0) : K(0);
-  auto key_at = [&](int64_t r) { return order_key(in[r * inner]) ^ flip; };
+  const LineKeys<T> keys{in, inner, largest ? ~K(0) : K(0)};
   auto fill_keys = [&] {
     s.keys.resize(static_cast<size_t>(R));
-    for (int64_t r = 0; r < R; ++r) s.keys[r] = key_at(r);
+    for (int64_t r = 0; r < R; ++r) s.keys[r] = keys.at(r);
   };
   if constexpr (std::is_integral_v<T>) {
     K lo = ~K(0), hi = 0;
     for (int64_t r = 0; r < R; ++r) {
-      const K key = key_at(r);
+      const K key = keys.at(r);
       lo = std::min(lo, key);
       hi = std::max(hi, key);
     }
@@ -245,7 +293,7 @@ void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest,
       return counting_select(s.keys.data(), R, lo, range, k, s, out);
     }
   }
-  if (k <= 32) return small_k_select<K>(key_at, R, k, out);
+  if (k <= 32) return small_k_select<T>(keys, R, k, out);
   if (R >= 256 && k * 4 >= R) {
     fill_keys();
     s.idx.resize(static_cast<size_t>(R));
@@ -254,7 +302,7 @@ void select_line(const T* in, int64_t inner, int64_t R, int64_t k, bool largest,
     std::copy(s.idx.begin(), s.idx.begin() + k, out);
     return;
   }
-  threshold_select<K>(key_at, R, k, s.entries, out);
+  threshold_select<T>(keys, R, k, s.entries, out);
 }
 
 // One long contiguous line on several threads (TopK over a whole heatmap): each thread selects the k best
