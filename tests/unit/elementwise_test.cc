@@ -479,6 +479,38 @@ TEST(ElementwiseKernels, CastConversions) {
             std::string::npos);
 }
 
+TEST(ElementwiseKernels, CastFloatToIntegersMatchesScalarConversionOnEverySize) {
+  // float32 -> int64 / int32 (a vector kernel where AVX-512DQ is there) against the scalar
+  // convert<>: NaN 0, out of range clamped, truncation toward zero; sizes around the 16-lane
+  // blocks and past the threads' split (2^16).
+  const float specials[] = {NAN,           -NAN,  INFINITY, -INFINITY,    0.f,           -0.f,
+                            0.5f,          -0.5f, -1.5f,    2.9f,         9.2233720e18f, -9.2233720e18f,
+                            9.2233715e18f, 1e19f, -1e19f,   2147483648.f, 2147483520.f,  -2147483648.f,
+                            -2147483904.f, 3e9f,  -3e9f,    1e-40f};
+  std::mt19937 rng(3);
+  for (DType to : {DType::kInt64, DType::kInt32}) {
+    auto model = one_node_model("Cast", 13, {{"x", DType::kFloat32}}, {{"y", to}}, [to](onnx::NodeProto& n) {
+      auto* a = n.add_attribute();
+      a->set_name("to");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(static_cast<int>(to));
+    });
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(100), int64_t(70001)}) {
+      std::vector<float> v(static_cast<size_t>(n));
+      std::uniform_real_distribution<float> u(-3e9f, 3e9f);
+      for (int64_t i = 0; i < n; ++i) v[i] = rng() % 3 == 0 ? specials[rng() % std::size(specials)] : u(rng);
+      auto out = run_model(model, {{"x", make_tensor<float>({n}, v)}});
+      ASSERT_EQ(out[0].dtype(), to);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t got = to == DType::kInt64 ? out[0].data_as<int64_t>()[i] : out[0].data_as<int32_t>()[i];
+        const int64_t want =
+            to == DType::kInt64 ? elementwise::convert<int64_t>(v[i]) : elementwise::convert<int32_t>(v[i]);
+        ASSERT_EQ(got, want) << "n " << n << " at " << i << " value " << v[i] << " to " << dtype_name(to);
+      }
+    }
+  }
+}
+
 TEST(ElementwiseKernels, IdentityAndDropoutAliasTheInput) {
   Tensor x = make_tensor<float>({3}, {1, 2, 3});
   auto id = one_node_model("Identity", 16, {{"x", DType::kFloat32}}, {{"y", DType::kFloat32}});

@@ -7,14 +7,9 @@
 // features and register transposes replace the gathers (gather_kernels.h).
 #include <vector>
 
+#include "core/avx512_gcc12.h"
 #include "ops/pointnet2/gather_kernels.h"
 #include "ops/pointnet2/three_interpolate.h"
-
-// GCC 12 warns "'__Y' may be used uninitialized" inside its own AVX-512 headers (the
-// _mm512_undefined_* operand of masked loads, gathers and shuffles; GCC bug 105593, fixed in 13).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace pointrt::pointnet2 {
 

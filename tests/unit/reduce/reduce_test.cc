@@ -2,7 +2,12 @@
 // and every element type, the large-shape paths, accuracy, empty sets, node forms and errors.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
+#include <random>
+
 #include "ops/onnx/reduce/reduce.h"
+#include "ops/onnx/reduce/reduce_common.h"
 #include "unit/reduce/reduce_test_util.h"
 
 using namespace pointrt;
@@ -74,6 +79,36 @@ TEST(Reduce, LastAxisRowsAroundLaneWidths) {
         check_reduce(k, x, {false, true}, str_cat("rows ", outer, "x", R, " kind ", int(k)));
     }
 }
+
+#if defined(__AVX512F__)
+TEST(Reduce, VectorFloatLanesSumIsTheScalarOneBitForBit) {
+  // float_lanes_sum16 (rows of 256 in ReduceSum, LayerNorm's statistics) against float_lanes_sum:
+  // the same lanes, the same widening and tree, on lengths around the vectors and with -0,
+  // infinities, NaN and magnitudes far apart; maps identity and a centred square.
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t n : {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 256, 1000, 4096}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = u(rng) * (rng() % 4 == 0 ? 1e7f : 1.f);
+      if (variant == 1 && n > 3) x[n / 2] = -0.f, x[1] = -0.f;
+      if (variant == 2 && n > 5) x[n - 1] = std::numeric_limits<float>::infinity(), x[2] = NAN;
+      namespace rd = pointrt::reduce::detail;
+      auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+      const double vec = rd::float_lanes_sum16<64>(x.data(), n, [](__m512 v) { return v; });
+      const double scalar = rd::float_lanes_sum<64>(x.data(), n, [](float v) { return v; });
+      EXPECT_TRUE(same(vec, scalar)) << "n " << n << " variant " << variant << ": " << vec << " vs " << scalar;
+      const float m = 0.25f;
+      const double vec_sq = rd::float_lanes_sum16<32>(x.data(), n, [m](__m512 v) {
+        const __m512 c = _mm512_sub_ps(v, _mm512_set1_ps(m));
+        return _mm512_mul_ps(c, c);
+      });
+      const double scalar_sq = rd::float_lanes_sum<32>(x.data(), n, [m](float v) { return (v - m) * (v - m); });
+      EXPECT_TRUE(same(vec_sq, scalar_sq)) << "n " << n << " variant " << variant;
+    }
+  }
+}
+#endif
 
 TEST(Reduce, FloatSumIsAccurate) {
   // 2^24 + many ones: a float running sum would stall at 16777216.

@@ -70,7 +70,9 @@ TEST(Softmax, RowsOf16InRegisterBlocksKeepSpecialValues) {
       test::expect_close(a, b, test::Tol{1e-6, 1e-5}, str_cat("rows of 16: ", rows, " log ", log));
       for (int64_t c = 0; c < 16; ++c) {
         EXPECT_TRUE(std::isnan(a.data_as<float>()[c]) && std::isnan(a.data_as<float>()[16 + c])) << c;
-        if (!log) EXPECT_EQ(a.data_as<float>()[48 + c], c == 9 ? 1.f : 0.f) << c;
+        if (!log) {
+          EXPECT_EQ(a.data_as<float>()[48 + c], c == 9 ? 1.f : 0.f) << c;
+        }
       }
     }
 }

@@ -1,12 +1,16 @@
 // Gather, GatherElements, GatherND and the Scatter family: fast vs reference, out-of-range
 // errors naming the node, input, value and range; Scatter reductions.
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ops/onnx/tensor/gather.h"
+#include "ops/onnx/tensor/scatter.h"
 #include "unit/tensor/tensor_test_util.h"
 
 namespace pointrt::tensor {
@@ -124,6 +128,50 @@ TEST(TensorScatter, ReductionsAndErrors) {
   msg = error_of([&] { run_op("ScatterND", 13, {d2, i64({1, 1}, {-5}), f32({1}, {1})}); });
   EXPECT_NE(msg.find("holds -5"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[-4, 3]"), std::string::npos) << msg;
+}
+
+TEST(TensorScatter, ScatterNDSplitOverThreadsMatchesOnePass) {
+  // Outputs of 1 MB or more are split over the threads by output range: repeated (and negative)
+  // indices must still resolve in index order, the last assignment winning and reductions
+  // combining in order, bit for bit as one pass over the indices.
+  const int saved = omp_get_max_threads();
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(0.5f, 1.5f);
+  for (int64_t slice : {int64_t(1), int64_t(64)}) {
+    const int64_t rows = (int64_t(1) << 20) / 4 / slice + 7, tuples = rows / 2 + 3;
+    Tensor data = Tensor::allocate(DType::kFloat32, slice == 1 ? Shape{rows} : Shape{rows, slice});
+    Tensor idx = Tensor::allocate(DType::kInt64, {tuples, 1});
+    Tensor up = Tensor::allocate(DType::kFloat32, slice == 1 ? Shape{tuples} : Shape{tuples, slice});
+    for (int64_t i = 0; i < data.numel(); ++i) data.data_as<float>()[i] = u(rng);
+    for (int64_t i = 0; i < up.numel(); ++i) up.data_as<float>()[i] = u(rng);
+    for (int64_t t = 0; t < tuples; ++t) {  // an eighth of the rows, each hit about 4 times
+      const int64_t r = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows / 8)) * 8;
+      idx.data_as<int64_t>()[t] = rng() % 2 ? r : r - rows;
+    }
+    for (Reduction red : {Reduction::kNone, Reduction::kAdd, Reduction::kMul, Reduction::kMax, Reduction::kMin}) {
+      Tensor want = data.clone();
+      float* w = want.data_as<float>();
+      for (int64_t t = 0; t < tuples; ++t) {
+        const int64_t v = idx.data_as<int64_t>()[t], at = (v < 0 ? v + rows : v) * slice;
+        for (int64_t j = 0; j < slice; ++j) {
+          const float o = w[at + j], x = up.data_as<float>()[t * slice + j];
+          w[at + j] = red == Reduction::kNone  ? x
+                      : red == Reduction::kAdd ? o + x
+                      : red == Reduction::kMul ? o * x
+                      : red == Reduction::kMax ? std::max(o, x)
+                                               : std::min(o, x);
+        }
+      }
+      for (int threads : {1, 2, 3}) {
+        omp_set_num_threads(threads);
+        Tensor y = Tensor::allocate(DType::kFloat32, data.shape());
+        scatter_nd_cpu(data, idx, up, red, y, "test", "indices");
+        ASSERT_EQ(std::memcmp(y.data(), want.data(), want.nbytes()), 0)
+            << "slice " << slice << " reduction " << static_cast<int>(red) << " threads " << threads;
+      }
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 }  // namespace

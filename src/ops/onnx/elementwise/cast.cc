@@ -6,7 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h>
+#endif
+
+#include "core/avx512_gcc12.h"
 #include "core/float8.h"
 #include "core/subbyte.h"
 
@@ -103,6 +109,38 @@ Tensor to_float32_values(const Tensor& x, const What& what) {
   return f;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+// float32 -> int64 / int32 with convert<>'s results (NaN 0, out of range clamped), 16 at a time.
+// vcvttps2qq / vcvttps2dq give the lowest integer for NaN and for values out of range, which is
+// already right below the range; values at or above 2^63 (2^31) and NaN are fixed by two masks.
+// GCC 12 kept convert<>'s float -> double -> compare path in 256-bit vectors: 1.35x ONNX
+// Runtime's time at 1e5 elements to int64.
+template <typename D>
+void float_to_int_row(const float* x, D* y, int64_t n) {
+  static_assert(std::is_same_v<D, int64_t> || std::is_same_v<D, int32_t>);
+  const __m512 too_big = _mm512_set1_ps(static_cast<float>(std::numeric_limits<D>::max()));  // rounds to 2^63 / 2^31
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 in_range = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(in_range, x + i);
+    const __mmask16 big = _mm512_cmp_ps_mask(v, too_big, _CMP_GE_OQ), nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    if constexpr (std::is_same_v<D, int32_t>) {
+      __m512i r = _mm512_mask_mov_epi32(_mm512_cvttps_epi32(v), big, _mm512_set1_epi32(INT32_MAX));
+      r = _mm512_mask_mov_epi32(r, nan, _mm512_setzero_si512());
+      _mm512_mask_storeu_epi32(y + i, in_range, r);
+    } else {
+      const __m256 halves[2] = {_mm512_castps512_ps256(v),
+                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))};
+      for (int h = 0; h < 2; ++h) {
+        const auto lanes = [h](__mmask16 m) { return static_cast<__mmask8>(m >> (8 * h)); };
+        __m512i r = _mm512_mask_mov_epi64(_mm512_cvttps_epi64(halves[h]), lanes(big), _mm512_set1_epi64(INT64_MAX));
+        r = _mm512_mask_mov_epi64(r, lanes(nan), _mm512_setzero_si512());
+        _mm512_mask_storeu_epi64(y + i + 8 * h, lanes(in_range), r);
+      }
+    }
+  }
+}
+#endif
+
 void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   if (!castable(x.dtype())) fail(ctx.where(), ": Cast from ", dtype_name(x.dtype()), " is not supported");
   if (x.dtype() == to) {  // nothing to convert: alias the input
@@ -133,6 +171,18 @@ void run_cast(KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
     float32_to_half(to_float32_values(xs, what), y);
     return;
   }
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  if (xs.dtype() == DType::kFloat32 && (to == DType::kInt64 || to == DType::kInt32)) {
+    const float* src = xs.data_as<float>();
+    bcast::detail::for_ranges(n, [&](int64_t begin, int64_t end) {
+      if (to == DType::kInt64)
+        float_to_int_row(src + begin, y.data_as<int64_t>() + begin, end - begin);
+      else
+        float_to_int_row(src + begin, y.data_as<int32_t>() + begin, end - begin);
+    });
+    return;
+  }
+#endif
   dispatch_all(xs.dtype(), what, [&](auto stag) {
     using S = decltype(stag);
     dispatch_all(to, "Cast target", [&](auto dtag) {

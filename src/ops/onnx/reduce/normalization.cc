@@ -46,9 +46,20 @@ inline void row_stats(const T* x, int64_t D, double& mean, double& var) {
 // most 128 elements, the lanes added in double; the variance stays centred.
 constexpr int64_t kFloatLanes = 32, kFloatLaneMaxRow = 4096;
 inline void row_stats_float_lanes(const float* x, int64_t D, double& mean, double& var) {
+#if defined(__AVX512F__)
+  mean = float_lanes_sum16<kFloatLanes>(x, D, [](__m512 v) { return v; }) / static_cast<double>(D);
+  const __m512 m = _mm512_set1_ps(static_cast<float>(mean));
+  var = float_lanes_sum16<kFloatLanes>(x, D,
+                                       [m](__m512 v) {
+                                         const __m512 c = _mm512_sub_ps(v, m);
+                                         return _mm512_mul_ps(c, c);
+                                       }) /
+        static_cast<double>(D);
+#else
   mean = float_lanes_sum<kFloatLanes>(x, D, [](float v) { return v; }) / static_cast<double>(D);
   const float m = static_cast<float>(mean);
   var = float_lanes_sum<kFloatLanes>(x, D, [m](float v) { return (v - m) * (v - m); }) / static_cast<double>(D);
+#endif
 }
 
 template <typename T>
@@ -162,20 +173,29 @@ class InstanceNormKernel : public OpKernel {
 template <typename T>
 void layer_norm_optimized(const T* x, const T* scale, const T* bias, int64_t N, int64_t D, float epsilon, T* y,
                           float* mean_out, float* inv_out) {
+  // Rows in blocks of 8: the statistics of the block first, then its outputs, so the short
+  // dependent chains of several rows (two lane trees, a square root, a division) overlap.
+  constexpr int64_t kRows = 8;
 #pragma omp parallel for if (N * D > (1 << 14))
-  for (int64_t n = 0; n < N; ++n) {
-    const T* in = x + n * D;
-    T* out = y + n * D;
-    double mean, var;
-    row_stats_fast(in, D, mean, var);
-    const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
-    const T m = static_cast<T>(mean), iv = static_cast<T>(inv);
-    if (bias)
-      for (int64_t d = 0; d < D; ++d) out[d] = (in[d] - m) * iv * scale[d] + bias[d];
-    else
-      for (int64_t d = 0; d < D; ++d) out[d] = (in[d] - m) * iv * scale[d];
-    if (mean_out) mean_out[n] = static_cast<float>(mean);
-    if (inv_out) inv_out[n] = static_cast<float>(inv);
+  for (int64_t n0 = 0; n0 < N; n0 += kRows) {
+    const int64_t rows = std::min(kRows, N - n0);
+    double mean[kRows], inv[kRows];
+    for (int64_t r = 0; r < rows; ++r) {
+      double var;
+      row_stats_fast(x + (n0 + r) * D, D, mean[r], var);
+      inv[r] = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* in = x + (n0 + r) * D;
+      T* out = y + (n0 + r) * D;
+      const T m = static_cast<T>(mean[r]), iv = static_cast<T>(inv[r]);
+      if (bias)
+        for (int64_t d = 0; d < D; ++d) out[d] = (in[d] - m) * iv * scale[d] + bias[d];
+      else
+        for (int64_t d = 0; d < D; ++d) out[d] = (in[d] - m) * iv * scale[d];
+      if (mean_out) mean_out[n0 + r] = static_cast<float>(mean[r]);
+      if (inv_out) inv_out[n0 + r] = static_cast<float>(inv[r]);
+    }
   }
 }
 

@@ -117,7 +117,18 @@ double long_row(const float* x, int64_t R) {
     // A row of one block (softmax-like widths, 256 features): 64 float lanes (four vectors)
     // instead of 16 double ones: half the converts, enough independent adds to hide their
     // latency. Each lane sums at most 16 elements.
+#if defined(__AVX512F__)
+    return detail::float_lanes_sum16<64>(x, R, [](__m512 v) {
+      if constexpr (K == ReduceKind::kSumSquare || K == ReduceKind::kL2) return _mm512_mul_ps(v, v);
+      if constexpr (K == ReduceKind::kL1) return _mm512_abs_ps(v);
+      static_assert(K == ReduceKind::kSum || K == ReduceKind::kMean || K == ReduceKind::kSumSquare ||
+                        K == ReduceKind::kL1 || K == ReduceKind::kL2,
+                    "the vector map covers FloatOp::map's cases");
+      return v;
+    });
+#else
     return detail::float_lanes_sum<64>(x, R, [](float v) { return FloatOp<K, float>::map(v); });
+#endif
   } else {
     double total = 0;
     for (int64_t b = 0; b < R; b += kBlock) {

@@ -8,17 +8,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/avx512_gcc12.h"
 #include "core/stream_store.h"
 #include "core/transpose16.h"
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce_common.h"
-
-// GCC 12 warns "'__Y' may be used uninitialized" inside its own AVX-512 headers (the
-// _mm512_undefined_* operand of unmasked intrinsics; GCC bug 105593, fixed in 13).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 
 namespace pointrt::reduce {
 namespace {

@@ -1,6 +1,9 @@
 #include "ops/onnx/tensor/pad.h"
 
+#include <omp.h>
+
 #include <cstring>
+#include <vector>
 
 namespace pointrt::tensor {
 
@@ -53,6 +56,10 @@ PadPlan pad_plan(const Shape& in, const std::vector<int64_t>& pads, const std::v
 }
 
 namespace {
+// Output rows (the last axis) in order: each outer axis' coordinate maps to a source offset
+// through a small table made once (-1: a constant row), and each thread walks its rows with an
+// odometer, so a row costs a few additions, not a division and a pad_map per axis (those took
+// most of Pad/reflect1's time: 1296 rows of 81 floats).
 template <typename E>
 void pad_typed(const E* src, const PadPlan& p, const Shape& in_shape, E value, E* dst) {
   const int rank = static_cast<int>(p.out_shape.size());
@@ -67,34 +74,47 @@ void pad_typed(const E* src, const PadPlan& p, const Shape& in_shape, E value, E
   const int64_t inner = os[rank - 1], rows = total / inner;
   const int64_t before = p.before[rank - 1], n = p.kept[rank - 1], crop = p.crop[rank - 1];
   const int64_t mid_end = std::min(inner, before + n);
-#pragma omp parallel for schedule(static) if (worth_parallel(total * static_cast <int64_t>(sizeof(E))))
-  for (int64_t r = 0; r < rows; ++r) {
-    E* o = dst + r * inner;
-    int64_t base = 0, rem = r;
-    bool constant_row = false;
-    for (int d = rank - 2; d >= 0; --d) {
-      const int64_t c = rem % os[d];
-      rem /= os[d];
+  std::vector<std::vector<int64_t>> offset(static_cast<size_t>(rank - 1));
+  for (int d = 0; d + 1 < rank; ++d) {
+    offset[d].resize(static_cast<size_t>(os[d]));
+    for (int64_t c = 0; c < os[d]; ++c) {
       const int64_t x = pad_map(c, p.before[d], p.kept[d], p.mode);
-      if (x < 0) {
-        constant_row = true;
-        break;
+      offset[d][c] = x < 0 ? -1 : (x + p.crop[d]) * xs[d];
+    }
+  }
+#pragma omp parallel if (worth_parallel(total * static_cast <int64_t>(sizeof(E))))
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+    std::vector<int64_t> coord(static_cast<size_t>(rank - 1));
+    for (int64_t d = rank - 2, rem = r0; d >= 0; --d) {
+      coord[d] = rem % os[d];
+      rem /= os[d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      E* o = dst + r * inner;
+      int64_t base = 0;
+      bool constant_row = false;
+      for (int d = 0; d + 1 < rank; ++d) {
+        const int64_t off = offset[d][coord[d]];
+        constant_row |= off < 0;
+        base += off;
       }
-      base += (x + p.crop[d]) * xs[d];
-    }
-    if (constant_row) {
-      std::fill(o, o + inner, value);
-      continue;
-    }
-    const E* s = src + base + crop;
-    for (int64_t j = 0; j < before; ++j) {
-      const int64_t x = pad_map(j, before, n, p.mode);
-      o[j] = x < 0 ? value : s[x];
-    }
-    if (mid_end > before) std::memcpy(o + before, s, static_cast<size_t>(mid_end - before) * sizeof(E));
-    for (int64_t j = mid_end; j < inner; ++j) {
-      const int64_t x = pad_map(j, before, n, p.mode);
-      o[j] = x < 0 ? value : s[x];
+      for (int d = rank - 2; d >= 0 && ++coord[d] == os[d]; --d) coord[d] = 0;
+      if (constant_row) {
+        std::fill(o, o + inner, value);
+        continue;
+      }
+      const E* s = src + base + crop;
+      for (int64_t j = 0; j < before; ++j) {
+        const int64_t x = pad_map(j, before, n, p.mode);
+        o[j] = x < 0 ? value : s[x];
+      }
+      if (mid_end > before) std::memcpy(o + before, s, static_cast<size_t>(mid_end - before) * sizeof(E));
+      for (int64_t j = mid_end; j < inner; ++j) {
+        const int64_t x = pad_map(j, before, n, p.mode);
+        o[j] = x < 0 ? value : s[x];
+      }
     }
   }
 }

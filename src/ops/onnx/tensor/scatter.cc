@@ -1,5 +1,7 @@
 #include "ops/onnx/tensor/scatter.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -119,22 +121,35 @@ void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& upd
     offsets(int64_t{});
   else
     fail(where, ": ", label, " must be int64 (or int32), got ", dtype_name(indices.dtype()));
-  if (data.nbytes() && y.data() != data.data()) std::memcpy(y.data(), data.data(), data.nbytes());
+  // Threads own slice-aligned ranges of the output (offsets are multiples of `slice`): each copies
+  // its range of data and applies, in index order, the updates that land in it, so repeated
+  // indices resolve as in one pass (the last assignment wins; reductions combine in order).
+  const int64_t units = slice ? y.numel() / slice : 0;
+  const bool parallel = units > 1 && data.nbytes() >= (int64_t(1) << 20);
+  const bool copy = data.nbytes() && y.data() != data.data();
   dispatch_scatter(data.dtype(), where, [&](auto tag) {
     using T = decltype(tag);
     T* out = y.data_as<T>();
     const T* up = updates.data_as<T>();
-    if (red == Reduction::kNone && slice == 1) {  // element scatter (masked assignment): no memcpy per element
-      for (int64_t t = 0; t < tuples; ++t) out[offset[t]] = up[t];
-      return;
-    }
-    for (int64_t t = 0; t < tuples; ++t) {
-      T* o = out + offset[t];
-      const T* u = up + t * slice;
-      if (red == Reduction::kNone)
-        std::memcpy(o, u, static_cast<size_t>(slice) * sizeof(T));
-      else
-        for (int64_t j = 0; j < slice; ++j) o[j] = combine(o[j], u[j], red);
+#pragma omp parallel if (parallel)
+    {
+      const int64_t nt = omp_get_num_threads(), th = omp_get_thread_num();
+      const int64_t lo = units * th / nt * slice, hi = units * (th + 1) / nt * slice;
+      if (copy && hi > lo) std::memcpy(out + lo, data.data_as<T>() + lo, static_cast<size_t>(hi - lo) * sizeof(T));
+      if (red == Reduction::kNone && slice == 1) {  // element scatter (masked assignment): no memcpy per element
+        for (int64_t t = 0; t < tuples; ++t)
+          if (offset[t] >= lo && offset[t] < hi) out[offset[t]] = up[t];
+      } else {
+        for (int64_t t = 0; t < tuples; ++t) {
+          if (offset[t] < lo || offset[t] >= hi) continue;
+          T* o = out + offset[t];
+          const T* u = up + t * slice;
+          if (red == Reduction::kNone)
+            std::memcpy(o, u, static_cast<size_t>(slice) * sizeof(T));
+          else
+            for (int64_t j = 0; j < slice; ++j) o[j] = combine(o[j], u[j], red);
+        }
+      }
     }
   });
 }
