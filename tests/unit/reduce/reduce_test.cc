@@ -80,6 +80,24 @@ TEST(Reduce, LastAxisRowsAroundLaneWidths) {
     }
 }
 
+TEST(Reduce, LastAxisMaxMinFindANaNAnywhere) {
+  // Rows reduced in blocks of 64 (two vectors share one unordered compare), then 16 at a time
+  // with a masked tail: a single NaN at each kind of position gives NaN; +-inf rows stay exact.
+  for (int64_t R : {1, 15, 16, 17, 63, 64, 65, 100, 256, 1000, 5000})
+    for (int64_t at : {int64_t(0), int64_t(17), int64_t(33), int64_t(50), R / 2, R - 1}) {
+      if (at >= R) continue;
+      Tensor x = random_tensor(DType::kFloat32, {2, R}, static_cast<uint32_t>(R + at));
+      x.data_as<float>()[at] = NAN;
+      x.data_as<float>()[R + at] = at % 2 ? INFINITY : -INFINITY;
+      for (ReduceKind k : {ReduceKind::kMax, ReduceKind::kMin}) {
+        Tensor y = Tensor::allocate(DType::kFloat32, {2, 1});
+        reduce_optimized(k, x, {false, true}, y);
+        EXPECT_TRUE(std::isnan(y.data_as<float>()[0])) << "R " << R << " NaN at " << at;
+        check_reduce(k, x, {false, true}, str_cat("R ", R, " NaN and inf at ", at, " kind ", int(k)));
+      }
+    }
+}
+
 #if defined(__AVX512F__)
 TEST(Reduce, VectorFloatLanesSumIsTheScalarOneBitForBit) {
   // float_lanes_sum16 (rows of 256 in ReduceSum, LayerNorm's statistics) against float_lanes_sum:

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/lanes16.h"
 #include "ops/onnx/reduce/exp_float.h"
 #include "ops/onnx/reduce/reduce.h"
 #include "ops/onnx/reduce/reduce_common.h"
@@ -84,9 +85,41 @@ void short_rows_fixed(const float* x, float* y, int64_t outer) {
   }
 }
 
-// Max/min of a block as an OpenMP simd reduction, with a NaN flag (a NaN anywhere wins).
+// Max/min of a block with a NaN flag (a NaN anywhere wins, as a quiet NaN). With AVX-512: four
+// accumulators (a NaN element never enters one: maxps/minps return the accumulator, their second
+// operand) and the lanes folded in registers; GCC 12's form of the OpenMP simd reduction below
+// took ReduceMax over rows of 256 to 1.1-1.2x ONNX Runtime's time.
 template <ReduceKind K>
 float extremum_block(const float* x, int64_t n) {
+#if defined(__AVX512F__)
+  const __m512 init = _mm512_set1_ps(FloatOp<K>::init());
+  auto step = [](__m512 v, __m512 acc) {
+    return K == ReduceKind::kMax ? _mm512_max_ps(v, acc) : _mm512_min_ps(v, acc);
+  };
+  __m512 m0 = init, m1 = init, m2 = init, m3 = init;
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {  // one unordered compare finds a NaN in either of two vectors
+    const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+    const __m512 c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+    m0 = step(a, m0);
+    m1 = step(b, m1);
+    m2 = step(c, m2);
+    m3 = step(d, m3);
+    nan |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c, d, _CMP_UNORD_Q);
+  }
+  m0 = step(m2, m0);
+  m1 = step(m3, m1);
+  for (; i < n; i += 16) {
+    const __mmask16 in = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 a = _mm512_mask_loadu_ps(init, in, x + i);
+    m0 = step(a, m0);
+    nan |= _mm512_mask_cmp_ps_mask(in, a, a, _CMP_UNORD_Q);
+  }
+  if (nan) return std::numeric_limits<float>::quiet_NaN();
+  const __m512 m = step(m1, m0);
+  return K == ReduceKind::kMax ? lanes_max(m) : lanes_min(m);
+#else
   float m = FloatOp<K>::init();
   int nan = 0;
   if constexpr (K == ReduceKind::kMax) {
@@ -103,6 +136,7 @@ float extremum_block(const float* x, int64_t n) {
     }
   }
   return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+#endif
 }
 
 // One long contiguous row (16 lanes per block for sums).

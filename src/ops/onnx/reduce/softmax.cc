@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/avx512_gcc12.h"
+#include "core/lanes16.h"
 #include "core/stream_store.h"
 #include "core/transpose16.h"
 #include "ops/onnx/reduce/exp_float.h"
@@ -236,24 +237,6 @@ void softmax_rows16(const float* x, float* y, int64_t outer, bool log) {
 // kStream: non-temporal stores (rows of whole aligned vectors only), for outputs far larger than
 // the cache, whose lines would otherwise be read before being written.
 constexpr int64_t kMaxVectorRow = 1024;
-
-// Across the 16 lanes in registers, pairing lane i with i + 8, then i + 4, i + 2, i + 1 (GCC 12's
-// _mm512_reduce_* headers warn of an uninitialised temporary). Through memory and a scalar
-// loop these two cost a 256-wide row about a third of its time: they are on the row's critical
-// path. lanes_max serves vectors whose lanes are all NaN or none (any pairing gives the same).
-inline __m256 upper_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
-inline float lanes_max(__m512 v) {
-  const __m256 a = _mm256_max_ps(_mm512_castps512_ps256(v), upper_half(v));
-  __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
-}
-inline float lanes_sum(__m512 v) {
-  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), upper_half(v));
-  __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
-}
 
 template <bool kStream>
 void softmax_row16(const float* __restrict in, float* __restrict out, int64_t R, bool log) {
