@@ -107,6 +107,44 @@ TEST(TensorGatherND, FastMatchesReferenceWithBatchDims) {
   EXPECT_NE(msg.find("[-3, 2]"), std::string::npos) << msg;
 }
 
+TEST(TensorGatherND, LargeGathersOverThreadsAndTheFirstBadIndex) {
+  // Rows of 3 floats (points' xyz) and of 5 bytes, int32 and int64 indices, batch_dims 1, on
+  // enough tuples for the threads; two bad indices: the error names the first.
+  const int saved = omp_get_max_threads();
+  std::mt19937 rng(31);
+  for (int threads : {1, 2, 3})
+    for (DType it : {DType::kInt64, DType::kInt32})
+      for (DType dt : {DType::kFloat32, DType::kUInt8}) {
+        omp_set_num_threads(threads);
+        const int64_t n = 40000, c = dt == DType::kFloat32 ? 3 : 5;
+        Tensor x = random_tensor(dt, {2, n, c}, rng);
+        Tensor idx = Tensor::allocate(it, {2, n / 2, 1});
+        for (int64_t i = 0; i < idx.numel(); ++i) {
+          const int64_t v = static_cast<int64_t>(rng() % (2 * n)) - n;
+          if (it == DType::kInt64)
+            idx.data_as<int64_t>()[i] = v;
+          else
+            idx.data_as<int32_t>()[i] = static_cast<int32_t>(v);
+        }
+        Shape out = gather_nd_shape(x.shape(), idx.shape(), 1, "test");
+        Tensor a = Tensor::zeros(dt, out), b = Tensor::zeros(dt, out);
+        gather_nd_cpu(x, idx, 1, a, "test", "indices");
+        gather_nd_ref(x, idx, 1, b);
+        ASSERT_TRUE(same_bytes(a, b)) << threads << " threads";
+        const int64_t bad_late = n - 7, bad_early = n / 2 + 11;  // both in the second batch
+        if (it == DType::kInt64) {
+          idx.data_as<int64_t>()[bad_late] = n + 5;
+          idx.data_as<int64_t>()[bad_early] = -n - 2;
+        } else {
+          idx.data_as<int32_t>()[bad_late] = static_cast<int32_t>(n + 5);
+          idx.data_as<int32_t>()[bad_early] = static_cast<int32_t>(-n - 2);
+        }
+        const std::string msg = error_of([&] { gather_nd_cpu(x, idx, 1, a, "test", "indices"); });
+        EXPECT_NE(msg.find(str_cat("holds ", -n - 2)), std::string::npos) << msg;
+      }
+  omp_set_num_threads(saved);
+}
+
 TEST(TensorScatter, ReductionsAndErrors) {
   Tensor data = f32({1, 5}, {1, 2, 3, 4, 5});
   Tensor idx = i64({1, 2}, {1, 1});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "ops/onnx/tensor/expand.h"
 
@@ -191,30 +192,62 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
   for (size_t d = batch_dims + k; d < ds.size(); ++d) slice *= ds[d];
   const int64_t tuples = indices.numel() / k;
   const int64_t tuples_per_batch = batch ? tuples / batch : 0;
-  // Validate and turn every index tuple into an element offset within its batch.
-  std::vector<int64_t> offset(tuples);
   const Strides dstr = contiguous_strides(ds);
-  for (int64_t t = 0; t < tuples; ++t) {
+  // The element offset of tuple t within its batch, or -1 - (the flat position of its first
+  // out-of-range component).
+  auto tuple_offset = [&](auto tag, int64_t t) -> int64_t {
+    using I = decltype(tag);
+    const I* ix = indices.data_as<I>() + t * k;
     int64_t off = 0;
     for (int64_t c = 0; c < k; ++c) {
-      const int64_t dim = ds[batch_dims + c];
-      int64_t v = index_at(indices, t * k + c);
-      if (v < -dim || v >= dim)
-        fail_index(where, label, v, t * k + c, dim,
-                   str_cat("component ", c, " indexes dimension ", batch_dims + c, " of data ", shape_to_string(ds)));
-      if (v < 0) v += dim;
-      off += v * dstr[batch_dims + c];
+      const int64_t dim = ds[batch_dims + c], v = static_cast<int64_t>(ix[c]);
+      if (v < -dim || v >= dim) return -1 - (t * k + c);
+      off += (v < 0 ? v + dim : v) * dstr[batch_dims + c];
     }
-    offset[t] = off;
-  }
-  if (y.numel() == 0) return;
+    return off;
+  };
   const size_t es = dtype_size(data.dtype());
   const char* src = static_cast<const char*>(data.data());
   char* dst = static_cast<char*>(y.data());
-#pragma omp parallel for schedule(static) if (worth_parallel(y.numel() * static_cast <int64_t>(es)))
-  for (int64_t t = 0; t < tuples; ++t) {
-    const int64_t b = t / tuples_per_batch;
-    std::memcpy(dst + t * slice * es, src + (b * per_batch_data + offset[t]) * es, static_cast<size_t>(slice) * es);
+  // Validation and copy in one parallel sweep (rows of a few bytes: points' xyz); the first bad
+  // index is reported after it. Row sizes of 4-16 bytes are copied with compile-time sizes (a
+  // memcpy call per 12-byte row cost more than the row).
+  int64_t first_bad = tuples * k;
+  auto sweep = [&](auto tag, auto row_bytes) {
+    constexpr size_t kBytes = decltype(row_bytes)::value;
+    const size_t bytes = kBytes ? kBytes : static_cast<size_t>(slice) * es;
+#pragma omp parallel for schedule(static) \
+    reduction(min                         \
+              : first_bad) if (worth_parallel(tuples * static_cast <int64_t>(bytes + 8 * k)))
+    for (int64_t t = 0; t < tuples; ++t) {
+      const int64_t off = tuple_offset(tag, t);
+      if (off < 0) {
+        first_bad = std::min(first_bad, -1 - off);
+        continue;
+      }
+      const int64_t b = tuples_per_batch ? t / tuples_per_batch : 0;
+      if (kBytes || bytes)  // no row to copy when the slice is empty (y may have no storage)
+        std::memcpy(dst + t * bytes, src + (b * per_batch_data + off) * static_cast<int64_t>(es),
+                    kBytes ? kBytes : bytes);
+    }
+  };
+  auto run = [&](auto tag) {
+    switch (y.numel() == 0 ? 0 : slice * static_cast<int64_t>(es)) {
+      case 4: return sweep(tag, std::integral_constant<size_t, 4>{});
+      case 8: return sweep(tag, std::integral_constant<size_t, 8>{});
+      case 12: return sweep(tag, std::integral_constant<size_t, 12>{});
+      case 16: return sweep(tag, std::integral_constant<size_t, 16>{});
+      default: return sweep(tag, std::integral_constant<size_t, 0>{});
+    }
+  };
+  if (indices.dtype() == DType::kInt64)
+    run(int64_t{});
+  else
+    run(int32_t{});
+  if (first_bad < tuples * k) {
+    const int64_t c = first_bad % k, dim = ds[batch_dims + c];
+    fail_index(where, label, index_at(indices, first_bad), first_bad, dim,
+               str_cat("component ", c, " indexes dimension ", batch_dims + c, " of data ", shape_to_string(ds)));
   }
 }
 
