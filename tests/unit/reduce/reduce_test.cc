@@ -96,6 +96,21 @@ TEST(Reduce, LastAxisMaxMinFindANaNAnywhere) {
         check_reduce(k, x, {false, true}, str_cat("R ", R, " NaN and inf at ", at, " kind ", int(k)));
       }
     }
+  // Over a middle axis of narrow rows ([B, C, K, S], S < 64: 16 columns in registers, rows four
+  // at a time): a NaN in one row of one column.
+  for (int64_t S : {16, 48, 50})
+    for (int64_t K : {1, 3, 4, 5, 32})
+      for (int64_t at : {int64_t(0), K - 1, K / 2}) {
+        Tensor x = random_tensor(DType::kFloat32, {2, K, S}, static_cast<uint32_t>(S * 100 + K));
+        x.data_as<float>()[K * S + at * S + S - 1] = NAN;
+        x.data_as<float>()[at * S + 3] = -INFINITY;
+        for (ReduceKind k : {ReduceKind::kMax, ReduceKind::kMin}) {
+          Tensor y = Tensor::allocate(DType::kFloat32, {2, 1, S});
+          reduce_optimized(k, x, {false, true, false}, y);
+          EXPECT_TRUE(std::isnan(y.data_as<float>()[S + S - 1])) << "S " << S << " K " << K;
+          check_reduce(k, x, {false, true, false}, str_cat("middle S ", S, " K ", K, " kind ", int(k)));
+        }
+      }
 }
 
 #if defined(__AVX512F__)

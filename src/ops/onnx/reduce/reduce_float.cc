@@ -294,6 +294,33 @@ void middle_axis_narrow_extremum(const float* x, float* y, int64_t outer, int64_
       const float* col = base + c0;
       float acc[kW];
       for (int j = 0; j < kW; ++j) acc[j] = Op::init();
+#if defined(__AVX512F__)
+      // The same combines in vectors: combine(p, q) is maxps(q, p) / minps(q, p) except for NaN,
+      // which a per-lane flag turns into a quiet NaN at the end (GCC 12's form: 1.1-1.2x ORT).
+      if (n == kW) {
+        auto step = [](__m512 q, __m512 p) {
+          return K == ReduceKind::kMax ? _mm512_max_ps(q, p) : _mm512_min_ps(q, p);
+        };
+        __m512 acc16 = _mm512_set1_ps(Op::init());
+        __mmask16 nan = 0;
+        int64_t r = 0;
+        for (; r + 4 <= R; r += 4) {
+          const float* c = col + r * inner;
+          const __m512 c0 = _mm512_loadu_ps(c), c1 = _mm512_loadu_ps(c + inner);
+          const __m512 c2 = _mm512_loadu_ps(c + 2 * inner), c3 = _mm512_loadu_ps(c + 3 * inner);
+          nan |= _mm512_cmp_ps_mask(c0, c1, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c2, c3, _CMP_UNORD_Q);
+          acc16 = step(step(step(c3, c2), step(c1, c0)), acc16);
+        }
+        for (; r < R; ++r) {
+          const __m512 v = _mm512_loadu_ps(col + r * inner);
+          nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          acc16 = step(v, acc16);
+        }
+        acc16 = _mm512_mask_mov_ps(acc16, nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+        _mm512_storeu_ps(y + o * inner + c0, acc16);
+        continue;
+      }
+#endif
       if (n == kW) {  // whole-vector steps
         int64_t r = 0;
         for (; r + 4 <= R; r += 4)
