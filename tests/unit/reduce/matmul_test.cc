@@ -1,6 +1,7 @@
 // MatMul: broadcasting and awkward shapes against the reference, pre-packed constant weights,
 // one session run from several threads, errors.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <thread>
 
@@ -58,7 +59,12 @@ TEST(MatMul, ConstantWeightsArePrepackedAndStillCorrect) {
   Tensor a = random_tensor(DType::kFloat32, {2, 17, 33}, 5), w = random_tensor(DType::kFloat32, {33, 65}, 6);
   Tensor r = Tensor::allocate(DType::kFloat32, {2, 17, 65});
   matmul_reference(a, w, r);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
   auto y = run_node({"MatMul", 13, {}, {a, w}, {false, true}});
+  // A product this small ran on the calling thread alone; the thread count is restored after.
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(saved);
   test::expect_close(y[0], r, test::Tol{1e-4, 1e-4}, "packed matmul");
   // A kernel prepared for another shape of A falls back to sgemm.
   Tensor a2 = random_tensor(DType::kFloat32, {3, 33}, 7), r2 = Tensor::allocate(DType::kFloat32, {3, 65});

@@ -46,6 +46,16 @@ TEST(TensorConcat, FastMatchesReference) {
   concat_cpu(ins, 1, a);
   concat_ref(ins, 1, b);
   EXPECT_TRUE(same_bytes(a, b));
+  // Row parts of byte lengths around cache lines and vector widths (bytes, so lengths are not
+  // multiples of 4).
+  for (int64_t w : {1, 2, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300}) {
+    Tensor p = random_tensor(DType::kUInt8, {70, w}, rng), q = random_tensor(DType::kUInt8, {70, 3}, rng);
+    std::vector<const Tensor*> parts = {&p, &q, &p};
+    Tensor x = Tensor::zeros(DType::kUInt8, {70, 2 * w + 3}), y = Tensor::zeros(DType::kUInt8, {70, 2 * w + 3});
+    concat_cpu(parts, 1, x);
+    concat_ref(parts, 1, y);
+    ASSERT_TRUE(same_bytes(x, y)) << "part of " << w << " bytes";
+  }
 }
 
 TEST(TensorConcat, MismatchErrorNamesShapes) {
