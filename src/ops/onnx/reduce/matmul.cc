@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/omp_threads.h"
 #include "core/stream_store.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
@@ -291,18 +292,8 @@ struct PackedMatmul {
 
   void run(const float* a, float* y) const {
     // A product of under 2^17 multiply-adds runs on the calling thread alone (oneDNN's OpenMP
-    // regions take omp_get_max_threads(), a per-thread setting): waking a second thread cost more
-    // than it saved (proj_const64/1e3: 4.6 us at 1 thread, 5.1-5.3 us at 2).
-    const int threads = omp_get_max_threads();
-    const bool serial = threads > 1 && M * N * K < (1 << 17);
-    struct RestoreThreads {
-      int threads;
-      bool changed;
-      ~RestoreThreads() {
-        if (changed) omp_set_num_threads(threads);
-      }
-    } restore{threads, serial};
-    if (serial) omp_set_num_threads(1);
+    // regions take omp_get_max_threads()): waking a second thread cost more than it saved.
+    const ScopedOmpThreads threads(omp_get_max_threads() > 1 && M * N * K < (1 << 17) ? 1 : 0);
     dnnl::stream s(engine);
     dnnl::memory src(src_md, engine, const_cast<float*>(a)), dst(dst_md, engine, y);
     std::unique_ptr<uint8_t[]> scratch(
