@@ -85,6 +85,14 @@ void short_rows_fixed(const float* x, float* y, int64_t outer) {
   }
 }
 
+#if defined(__AVX512F__)
+// maxps(v, acc) / minps(v, acc): acc where v is NaN (the callers keep a NaN flag of their own).
+template <ReduceKind K>
+inline __m512 extremum16(__m512 v, __m512 acc) {
+  return K == ReduceKind::kMax ? _mm512_max_ps(v, acc) : _mm512_min_ps(v, acc);
+}
+#endif
+
 // Max/min of a block with a NaN flag (a NaN anywhere wins, as a quiet NaN). With AVX-512: four
 // accumulators (a NaN element never enters one: maxps/minps return the accumulator, their second
 // operand) and the lanes folded in registers; GCC 12's form of the OpenMP simd reduction below
@@ -93,9 +101,7 @@ template <ReduceKind K>
 float extremum_block(const float* x, int64_t n) {
 #if defined(__AVX512F__)
   const __m512 init = _mm512_set1_ps(FloatOp<K>::init());
-  auto step = [](__m512 v, __m512 acc) {
-    return K == ReduceKind::kMax ? _mm512_max_ps(v, acc) : _mm512_min_ps(v, acc);
-  };
+  constexpr auto step = extremum16<K>;
   __m512 m0 = init, m1 = init, m2 = init, m3 = init;
   __mmask16 nan = 0;
   int64_t i = 0;
@@ -298,9 +304,7 @@ void middle_axis_narrow_extremum(const float* x, float* y, int64_t outer, int64_
       // The same combines in vectors: combine(p, q) is maxps(q, p) / minps(q, p) except for NaN,
       // which a per-lane flag turns into a quiet NaN at the end (GCC 12's form: 1.1-1.2x ORT).
       if (n == kW) {
-        auto step = [](__m512 q, __m512 p) {
-          return K == ReduceKind::kMax ? _mm512_max_ps(q, p) : _mm512_min_ps(q, p);
-        };
+        constexpr auto step = extremum16<K>;
         __m512 acc16 = _mm512_set1_ps(Op::init());
         __mmask16 nan = 0;
         int64_t r = 0;
