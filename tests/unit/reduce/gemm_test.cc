@@ -72,20 +72,27 @@ TEST(Gemm, SmallKTileStreamedAndUnalignedOutputs) {
         }
 }
 
+// Constant B goes to a PackedMatmul: a constant C of one row ([N] or [1, N]) as its bias scaled
+// by beta, any other C (constant of another shape, or fed) copied into Y and added by oneDNN.
 TEST(Gemm, NodeWithConstantWeights) {
+  const Shape c_shapes[] = {{13}, {1, 13}, {9, 1}, {9, 13}, {}};
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
-      for (bool with_c : {false, true}) {
-        Tensor a = random_tensor(DType::kFloat32, ta ? Shape{20, 9} : Shape{9, 20}, 1);
-        Tensor b = random_tensor(DType::kFloat32, tb ? Shape{13, 20} : Shape{20, 13}, 2);
-        Tensor c = random_tensor(DType::kFloat32, {13}, 3);
-        std::map<std::string, Attribute> attrs = {
-            {"transA", int_attr(ta)}, {"transB", int_attr(tb)}, {"beta", float_attr(0.5f)}};
-        auto y = run_node({"Gemm", 13, attrs, {a, b, with_c ? c : Tensor()}, {false, true, true}});
-        Tensor r = Tensor::allocate(DType::kFloat32, {9, 13});
-        gemm_reference(a, b, with_c ? &c : nullptr, ta, tb, 1.f, 0.5f, r);
-        test::expect_close(y[0], r, test::Tol{1e-4, 1e-4}, str_cat("packed gemm ta", ta, " tb", tb, " c", with_c));
-      }
+      for (int cs = -1; cs < 5; ++cs)
+        for (bool c_constant : {true, false})
+          for (float beta : {0.5f, 1.0f, 0.0f}) {
+            Tensor a = random_tensor(DType::kFloat32, ta ? Shape{20, 9} : Shape{9, 20}, 1);
+            Tensor b = random_tensor(DType::kFloat32, tb ? Shape{13, 20} : Shape{20, 13}, 2);
+            Tensor c = cs < 0 ? Tensor() : random_tensor(DType::kFloat32, c_shapes[cs], 3);
+            std::map<std::string, Attribute> attrs = {
+                {"transA", int_attr(ta)}, {"transB", int_attr(tb)}, {"beta", float_attr(beta)}};
+            auto y = run_node({"Gemm", 13, attrs, {a, b, c}, {false, true, c_constant}});
+            Tensor r = Tensor::allocate(DType::kFloat32, {9, 13});
+            gemm_reference(a, b, cs < 0 ? nullptr : &c, ta, tb, 1.f, beta, r);
+            test::expect_close(
+                y[0], r, test::Tol{1e-5, 1e-5},
+                str_cat("packed gemm ta", ta, " tb", tb, " c", cs, " constant ", c_constant, " beta ", beta));
+          }
   Tensor a = random_tensor(DType::kFloat32, {3, 4}, 1), b = random_tensor(DType::kFloat32, {5, 6}, 2);
   expect_error_with([&] { run_node({"Gemm", 13, {}, {a, b}}); }, {"n0", "[3, 4]", "[5, 6]"});
   expect_error_with(

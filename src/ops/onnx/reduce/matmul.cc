@@ -1,7 +1,7 @@
 // MatMul / Gemm. float32 runs on oneDNN: dnnl_sgemm (row-major, OpenMP inside) per matrix, or,
-// when B is a constant and A's shape is fixed in the model, a matmul primitive created once at
-// prepare time with B reordered into oneDNN's blocked weights layout (scratchpad supplied per
-// run, so concurrent runs are safe). Other element types use a cache-friendly i-k-j loop.
+// when B is a constant and A's shape is fixed in the model, a PackedMatmul (packed_matmul.h)
+// created once at prepare time with B reordered into oneDNN's blocked weights layout and Gemm's
+// constant one-row C as its bias. Other element types use a cache-friendly i-k-j loop.
 #include "ops/onnx/reduce/matmul.h"
 
 #include <omp.h>
@@ -14,8 +14,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/omp_threads.h"
 #include "core/stream_store.h"
+#include "ops/onnx/reduce/packed_matmul.h"
 #include "ops/onnx/reduce/reduce_common.h"
 
 namespace pointrt::reduce {
@@ -247,64 +247,6 @@ void gemm_impl(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const
   gemm_generic<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, parallel);
 }
 
-// A oneDNN matmul primitive for Y[M, N] = A[M, K] * W[K, N] (+ beta * Y), W reordered once.
-struct PackedMatmul {
-  dnnl::engine engine;
-  dnnl::matmul primitive;
-  dnnl::memory weights;
-  dnnl::memory::desc src_md, dst_md, scratch_md;
-  int64_t M = 0, K = 0, N = 0;
-  bool accumulate = false;  // Y is pre-filled with C and added with scale beta
-
-  // Returns null when oneDNN declines (the caller then uses dnnl_sgemm).
-  static std::unique_ptr<PackedMatmul> create(int64_t M, int64_t K, int64_t N, bool trans_a, const float* w,
-                                              bool trans_w, bool accumulate, float beta) {
-    if (M <= 0 || K <= 0 || N <= 0) return nullptr;
-    try {
-      using tag = dnnl::memory::format_tag;
-      using dt = dnnl::memory::data_type;
-      auto p = std::make_unique<PackedMatmul>();
-      p->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
-      p->M = M, p->K = K, p->N = N, p->accumulate = accumulate;
-      p->src_md = dnnl::memory::desc({M, K}, dt::f32, trans_a ? tag::ba : tag::ab);
-      p->dst_md = dnnl::memory::desc({M, N}, dt::f32, tag::ab);
-      dnnl::memory::desc w_any({K, N}, dt::f32, tag::any), w_user({K, N}, dt::f32, trans_w ? tag::ba : tag::ab);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      if (accumulate) {
-        dnnl::post_ops ops;
-        ops.append_sum(beta);
-        attr.set_post_ops(ops);
-      }
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->src_md, w_any, p->dst_md), attr, p->engine);
-      p->weights = dnnl::memory(pd.weights_desc(), p->engine);
-      dnnl::memory user(w_user, p->engine, const_cast<float*>(w));
-      dnnl::stream s(p->engine);
-      dnnl::reorder(user, p->weights).execute(s, user, p->weights);
-      s.wait();
-      p->scratch_md = pd.scratchpad_desc();
-      p->primitive = dnnl::matmul(pd);
-      return p;
-    } catch (const dnnl::error&) {
-      return nullptr;
-    }
-  }
-
-  void run(const float* a, float* y) const {
-    // A product of under 2^17 multiply-adds runs on the calling thread alone (oneDNN's OpenMP
-    // regions take omp_get_max_threads()): waking a second thread cost more than it saved.
-    const ScopedOmpThreads threads(omp_get_max_threads() > 1 && M * N * K < (1 << 17) ? 1 : 0);
-    dnnl::stream s(engine);
-    dnnl::memory src(src_md, engine, const_cast<float*>(a)), dst(dst_md, engine, y);
-    std::unique_ptr<uint8_t[]> scratch(
-        new uint8_t[std::max<size_t>(1, scratch_md.get_size())]);  // per run: thread-safe
-    dnnl::memory pad(scratch_md, engine, scratch.get());
-    primitive.execute(
-        s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}});
-    s.wait();
-  }
-};
-
 // Fixed shape of a graph value, or empty when any dimension is unknown.
 bool fixed_shape(const Value* v, Shape& out) {
   if (!v || !v->has_shape) return false;
@@ -324,7 +266,9 @@ class MatMulKernel : public OpKernel {
     if (b && b->dtype() == DType::kFloat32 && b->rank() == 2 && fixed_shape(init.input_value(0), a_shape) &&
         !a_shape.empty() && a_shape.back() == b->dim(0)) {
       const int64_t M = shape_numel(a_shape) / std::max<int64_t>(1, a_shape.back());
-      packed_ = PackedMatmul::create(M, b->dim(0), b->dim(1), false, b->data_as<float>(), false, false, 0.f);
+      PackedMatmul::Spec spec;
+      spec.M = M, spec.K = b->dim(0), spec.N = b->dim(1), spec.weights = b->data_as<float>();
+      packed_ = PackedMatmul::create(spec);
       packed_b_ = *b;
     }
   }
@@ -336,7 +280,7 @@ class MatMulKernel : public OpKernel {
            dtype_name(b.dtype()), ")");
     Tensor& y = ctx.output(0, a.dtype(), matmul_output_shape(a.shape(), b.shape(), ctx.where()));
     if (packed_ && a.dtype() == DType::kFloat32 && b.data() == packed_b_.data() && a.rank() >= 1 &&
-        a.numel() == packed_->M * packed_->K && a.dim(a.rank() - 1) == packed_->K && y.numel() > 0) {
+        a.numel() == packed_->M() * packed_->K() && a.dim(a.rank() - 1) == packed_->K() && y.numel() > 0) {
       packed_->run(a.data_as<float>(), y.data_as<float>());
       return;
     }
@@ -363,8 +307,23 @@ class GemmKernel : public OpKernel {
         fixed_shape(init.input_value(0), a_shape) && a_shape.size() == 2) {
       const int64_t M = trans_a_ ? a_shape[1] : a_shape[0], K = trans_a_ ? a_shape[0] : a_shape[1];
       const int64_t N = trans_b_ ? b->dim(0) : b->dim(1), Kb = trans_b_ ? b->dim(1) : b->dim(0);
-      const bool accumulate = init.has_input(2) && beta_ != 0.0f;
-      if (K == Kb) packed_ = PackedMatmul::create(M, K, N, trans_a_, b->data_as<float>(), trans_b_, accumulate, beta_);
+      PackedMatmul::Spec spec;
+      spec.M = M, spec.K = K, spec.N = N, spec.trans_a = trans_a_, spec.weights = b->data_as<float>();
+      spec.trans_w = trans_b_, spec.beta = beta_;
+      // A constant C of one row ([N] or [1, N], the usual Linear bias) becomes the primitive's
+      // bias, scaled by beta: no pass that copies C into Y before the product.
+      const Tensor* c = init.constant_input(2);
+      std::vector<float> bias;
+      if (beta_ != 0.0f && c && c->dtype() == DType::kFloat32 && c->numel() == N &&
+          (c->shape() == Shape{N} || c->shape() == Shape{1, N}) && (!c_exact_ || M == 1)) {
+        bias.assign(c->data_as<float>(), c->data_as<float>() + N);
+        for (float& v : bias) v *= beta_;
+        spec.bias = bias.data();
+        packed_c_ = *c;
+      } else {
+        spec.accumulate = init.has_input(2) && beta_ != 0.0f;
+      }
+      if (K == Kb) packed_ = PackedMatmul::create(spec);
       packed_b_ = *b;
     }
   }
@@ -391,9 +350,10 @@ class GemmKernel : public OpKernel {
       fail(ctx.where(), ": C of shape ", shape_to_string(c->shape()), " does not broadcast to the output [", M, ", ", N,
            "]");
     Tensor& y = ctx.output(0, a.dtype(), {M, N});
-    if (packed_ && b.data() == packed_b_.data() && a.dtype() == DType::kFloat32 && M == packed_->M && K == packed_->K) {
+    if (packed_ && b.data() == packed_b_.data() && a.dtype() == DType::kFloat32 && M == packed_->M() &&
+        K == packed_->K() && (!packed_c_.defined() || (c && c->data() == packed_c_.data()))) {
       float* out = y.data_as<float>();
-      if (packed_->accumulate) expand_to(c->data_as<float>(), c->shape(), {M, N}, out);
+      if (packed_->accumulates()) expand_to(c->data_as<float>(), c->shape(), {M, N}, out);
       packed_->run(a.data_as<float>(), out);
       return;
     }
@@ -405,7 +365,7 @@ class GemmKernel : public OpKernel {
   bool trans_a_ = false, trans_b_ = false;
   float alpha_ = 1, beta_ = 1;
   std::unique_ptr<PackedMatmul> packed_;
-  Tensor packed_b_;
+  Tensor packed_b_, packed_c_;  // keep the constants alive; identify them at run time
 };
 
 }  // namespace
