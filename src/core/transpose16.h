@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "core/avx512_gcc12.h"
+
 namespace pointrt {
 
 /// In-register transpose of a 16x16 float block: r[k] lane l  <-  r[l] lane k.

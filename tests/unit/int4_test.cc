@@ -51,8 +51,12 @@ TEST(Int4, PackUnpackEverySizeAndValue) {
       std::vector<uint8_t> packed(packed_int4_bytes(n) + 1, 0x77);
       pack_int4(v.data(), n, packed.data());
       EXPECT_EQ(packed.back(), 0x77) << "wrote past " << packed_int4_bytes(n) << " bytes";
-      if (n % 2) EXPECT_EQ(packed[n / 2] >> 4, 0) << "the unused nibble is 0";
-      if (n >= 2) EXPECT_EQ(packed[0], (v[0] & 0x0f) | ((v[1] & 0x0f) << 4)) << "low nibble first";
+      if (n % 2) {
+        EXPECT_EQ(packed[n / 2] >> 4, 0) << "the unused nibble is 0";
+      }
+      if (n >= 2) {
+        EXPECT_EQ(packed[0], (v[0] & 0x0f) | ((v[1] & 0x0f) << 4)) << "low nibble first";
+      }
       unpack_int4(packed.data(), n, is_signed, back.data());
       EXPECT_EQ(back, v) << n;
     }

@@ -299,8 +299,12 @@ TEST(MeanShift, DensityWithACoreMatchesEveryPair) {
       EXPECT_EQ(direct, want);
       const bool took =
           pose::detail::density_counts_core(x.data(), y.data(), z.data(), n, bw2, with_core.data(), scratch);
-      if (took) EXPECT_EQ(with_core, want);
-      if ((layout == 0 || layout == 5) && n >= 257) EXPECT_TRUE(took);  // the case the core is for
+      if (took) {
+        EXPECT_EQ(with_core, want);
+      }
+      if ((layout == 0 || layout == 5) && n >= 257) {
+        EXPECT_TRUE(took);  // the case the core is for
+      }
       pose::detail::density_counts(x.data(), y.data(), z.data(), n, bw2, chosen.data(), scratch);
       EXPECT_EQ(chosen, want);
     }

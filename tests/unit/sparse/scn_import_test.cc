@@ -186,7 +186,9 @@ TEST(ScnImport, RewriteStructure) {
   EXPECT_NE(notes[0].find("(batch, z, y, x)"), std::string::npos) << notes[0];
   // Weights, features and outputs keep the file's float16 (prepare casts around the float32 kernels).
   for (const auto& t : m.graph().initializer())
-    if (t.name().find(".weight") != std::string::npos) EXPECT_EQ(t.data_type(), onnx::TensorProto::FLOAT16) << t.name();
+    if (t.name().find(".weight") != std::string::npos) {
+      EXPECT_EQ(t.data_type(), onnx::TensorProto::FLOAT16) << t.name();
+    }
   ASSERT_EQ(m.graph().input_size(), 2);
   EXPECT_EQ(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
   EXPECT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "N");

@@ -120,6 +120,15 @@ TEST(TensorSplit, RoundTripsThroughConcatOnAwkwardShapes) {
       ASSERT_TRUE(same_bytes(back, x)) << shape_to_string(s) << " axis " << axis;
     }
   }
+  // The threaded copy over rows: 97 rows, 1.2 MB, three parts of odd lengths.
+  Tensor x = random_tensor(DType::kFloat32, {97, 3001 + 5 + 97}, rng);
+  std::vector<Tensor> parts = {Tensor::zeros(DType::kFloat32, {97, 3001}), Tensor::zeros(DType::kFloat32, {97, 5}),
+                               Tensor::zeros(DType::kFloat32, {97, 97})};
+  std::vector<Tensor*> outs = {&parts[0], &parts[1], &parts[2]};
+  split_cpu(x, 1, outs);
+  Tensor back = Tensor::zeros(DType::kFloat32, x.shape());
+  concat_ref({outs.begin(), outs.end()}, 1, back);
+  EXPECT_TRUE(same_bytes(back, x));
 }
 
 // Few rows of large parts (axis 0 or 1 of [2, ...]): each part is copied in 256 KiB pieces over

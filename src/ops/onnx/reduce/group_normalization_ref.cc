@@ -8,7 +8,7 @@ namespace pointrt::reduce {
 
 void group_normalization_ref(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups, bool per_channel,
                              float epsilon, Tensor& y) {
-  const int64_t N = x.dim(0), C = x.dim(1), S = N * C ? x.numel() / (N * C) : 0, cg = C / groups;
+  const int64_t N = x.dim(0), C = x.dim(1), S = N * C != 0 ? x.numel() / (N * C) : 0, cg = C / groups;
   dispatch_float(x.dtype(), "GroupNormalization", [&](auto tag) {
     using T = decltype(tag);
     const T *in = x.data_as<T>(), *sc = scale.data_as<T>(), *bi = bias.data_as<T>();

@@ -36,7 +36,7 @@ std::unique_ptr<OpKernel> make_lrn_kernel(const KernelInit& init) {
   return make_function_kernel([p](KernelContext& ctx) {
     const Tensor x = to_float32(ctx.input(0));
     if (x.rank() < 2) fail(ctx.where(), ": input 0 must be [N, C, ...], got shape ", shape_to_string(x.shape()));
-    const int64_t N = x.dim(0), C = x.dim(1), S = N * C ? x.numel() / (N * C) : 0;
+    const int64_t N = x.dim(0), C = x.dim(1), S = N * C != 0 ? x.numel() / (N * C) : 0;
     Tensor y = compute_tensor(ctx.input(0).dtype(), x.shape());
     lrn_ref(x, N, C, S, p, y);
     store_output(ctx, 0, ctx.input(0).dtype(), y);
