@@ -192,11 +192,26 @@ std::vector<AnyValue> Session::run_any(const std::map<std::string, AnyValue>& fe
 namespace {
 
 // A copy in a pooled buffer: a fresh allocation of a large output would be a new mmap whose
-// pages fault in on every run (most of the cost of copying a fed 40 MB tensor back out).
+// pages fault in on every run (most of the cost of copying a fed 40 MB tensor back out). From
+// 1 MiB on, the run's threads copy pieces of it: one thread reaches a fraction of the machine's
+// bandwidth (a 40 MB Reshape output: 2.8 ms on one thread of this VM).
 Tensor copy_from_pool(const std::shared_ptr<BufferPool>& pool, const Tensor& t) {
   if (t.dtype() == DType::kString) return t.clone();
   Tensor c = pool->allocate(pool, t.dtype(), t.shape());
-  if (t.nbytes()) std::memcpy(c.data(), t.data(), t.nbytes());
+  const size_t bytes = t.nbytes();
+  char* dst = static_cast<char*>(c.data());
+  const char* src = static_cast<const char*>(t.data());
+  if (bytes < (size_t(1) << 20)) {  // no OpenMP region at all: it costs ~0.5 us even when serial
+    if (bytes) std::memcpy(dst, src, bytes);
+    return c;
+  }
+  constexpr size_t kPiece = size_t(256) << 10;
+  const int64_t pieces = static_cast<int64_t>((bytes + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < pieces; ++p) {
+    const size_t begin = static_cast<size_t>(p) * kPiece;
+    std::memcpy(dst + begin, src + begin, std::min(kPiece, bytes - begin));
+  }
   return c;
 }
 

@@ -320,3 +320,31 @@ TEST(Session, OutputViewingACallerBufferIsCopied) {
   in[0] = 100;
   EXPECT_EQ(y.data_as<float>()[0], 1.f);
 }
+
+// From 1 MiB on the copy is made by the run's threads in 256 KiB pieces: an odd size that ends
+// inside a piece, on 1 and 3 threads, checked element by element.
+TEST(Session, LargeOutputViewingACallerBufferIsCopiedWhole) {
+  const int64_t n = (int64_t(1) << 20) / 4 * 3 + 7;
+  ModelBuilder b;
+  b.input("x", DType::kFloat32, {n, int64_t(1)});
+  b.initializer("shape", [n] {
+    Tensor s = Tensor::allocate(DType::kInt64, {1});
+    s.data_as<int64_t>()[0] = n;
+    return s;
+  }());
+  b.node("Reshape", {"x", "shape"}, {"y"}, "", "flatten");
+  b.output("y");
+  std::vector<float> in(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i % 1000003);
+  for (int threads : {1, 3}) {
+    SessionOptions o;
+    o.intra_op_threads = threads;
+    Session s(b.load(), o);
+    Tensor y = s.run({{"x", Tensor::wrap(DType::kFloat32, {n, 1}, in.data())}})[0];
+    ASSERT_EQ(y.shape(), (Shape{n}));
+    EXPECT_NE(y.data(), static_cast<void*>(in.data()));
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i) differ += y.data_as<float>()[i] != in[static_cast<size_t>(i)];
+    EXPECT_EQ(differ, 0) << threads << " threads";
+  }
+}
