@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/copy_row.h"
 #include "ops/onnx/tensor/expand.h"
 
 namespace pointrt::tensor {
@@ -32,8 +33,8 @@ void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, i
 #pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t q = 0; q < count; ++q)
-      std::memcpy(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner,
-                  static_cast<size_t>(inner) * sizeof(E));
+      copy_row_bytes(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner,
+                     inner * static_cast<int64_t>(sizeof(E)));
 }
 }  // namespace
 
@@ -226,9 +227,11 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
         continue;
       }
       const int64_t b = tuples_per_batch ? t / tuples_per_batch : 0;
-      if (kBytes || bytes)  // no row to copy when the slice is empty (y may have no storage)
-        std::memcpy(dst + t * bytes, src + (b * per_batch_data + off) * static_cast<int64_t>(es),
-                    kBytes ? kBytes : bytes);
+      const char* from = src + (b * per_batch_data + off) * static_cast<int64_t>(es);
+      if constexpr (kBytes != 0)
+        std::memcpy(dst + t * bytes, from, kBytes);
+      else  // nothing when the slice is empty (y may have no storage)
+        copy_row_bytes(dst + t * bytes, from, static_cast<int64_t>(bytes));
     }
   };
   auto run = [&](auto tag) {

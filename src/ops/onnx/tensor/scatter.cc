@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/copy_row.h"
 #include "ops/onnx/tensor/gather.h"
 #include "ops/onnx/tensor/kernels.h"
 
@@ -145,7 +146,7 @@ void scatter_nd_cpu(const Tensor& data, const Tensor& indices, const Tensor& upd
           T* o = out + offset[t];
           const T* u = up + t * slice;
           if (red == Reduction::kNone)
-            std::memcpy(o, u, static_cast<size_t>(slice) * sizeof(T));
+            copy_row_bytes(o, u, slice * static_cast<int64_t>(sizeof(T)));
           else
             for (int64_t j = 0; j < slice; ++j) o[j] = combine(o[j], u[j], red);
         }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/copy_row.h"
 #include "core/transpose16.h"
 
 namespace pointrt::tensor {
@@ -229,7 +230,7 @@ void copy_rows_in_source_order(const E* src, int64_t src_offset, const Shape& sh
       o += idx[d] * to[d];
     }
     for (int64_t r = r0; r < r1; ++r) {
-      std::memcpy(dst + o, src + s, static_cast<size_t>(inner) * sizeof(E));
+      copy_row_bytes(dst + o, src + s, inner * static_cast<int64_t>(sizeof(E)));
       for (int d = outer_rank - 1; d >= 0; --d) {  // odometer step
         s += from[d];
         o += to[d];
@@ -279,7 +280,7 @@ void copy_typed(const E* src, int64_t src_offset, const Shape& shape, const Stri
       E* o = dst + r * inner;
       const E* s = src + base;
       if (inner_stride == 1)
-        std::memcpy(o, s, static_cast<size_t>(inner) * sizeof(E));
+        copy_row_bytes(o, s, inner * static_cast<int64_t>(sizeof(E)));
       else if (inner_stride == 0)
         std::fill(o, o + inner, *s);
       else
