@@ -145,6 +145,31 @@ TEST(TensorGatherND, LargeGathersOverThreadsAndTheFirstBadIndex) {
   omp_set_num_threads(saved);
 }
 
+// Data of 16 MiB and more: each row is prefetched 16 tuples ahead from an index not yet
+// validated. Same bytes as the reference; a bad index among the prefetched ones is still named.
+TEST(TensorGatherND, DataBeyondTheCacheWithPrefetchedRows) {
+  const int saved = omp_get_max_threads();
+  std::mt19937 rng(37);
+  const int64_t n = 720000;  // 2 x 720000 x 3 floats: 17.3 MB
+  Tensor x = random_tensor(DType::kFloat32, {2, n, 3}, rng);
+  Tensor idx = Tensor::allocate(DType::kInt64, {2, n / 4, 1});
+  for (int64_t i = 0; i < idx.numel(); ++i) idx.data_as<int64_t>()[i] = static_cast<int64_t>(rng() % (2 * n)) - n;
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    Shape out = gather_nd_shape(x.shape(), idx.shape(), 1, "test");
+    Tensor a = Tensor::zeros(DType::kFloat32, out), b = Tensor::zeros(DType::kFloat32, out);
+    gather_nd_cpu(x, idx, 1, a, "test", "indices");
+    gather_nd_ref(x, idx, 1, b);
+    ASSERT_TRUE(same_bytes(a, b)) << threads << " threads";
+  }
+  idx.data_as<int64_t>()[1000] = 3 * n;  // prefetched (wildly out of range) before it is checked
+  idx.data_as<int64_t>()[1001] = -3 * n;
+  Tensor a = Tensor::zeros(DType::kFloat32, gather_nd_shape(x.shape(), idx.shape(), 1, "test"));
+  const std::string msg = error_of([&] { gather_nd_cpu(x, idx, 1, a, "test", "indices"); });
+  EXPECT_NE(msg.find(str_cat("holds ", 3 * n)), std::string::npos) << msg;
+  omp_set_num_threads(saved);
+}
+
 TEST(TensorScatter, ReductionsAndErrors) {
   Tensor data = f32({1, 5}, {1, 2, 3, 4, 5});
   Tensor idx = i64({1, 2}, {1, 1});

@@ -17,6 +17,18 @@ Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis) {
 }
 
 namespace {
+// How far ahead GatherND requests its source rows when the data is far larger than the cache
+// (prefetches never fault, so an index not yet validated is harmless), and the request: the
+// cache lines of the row's first 256 bytes. Rows at random places of a large tensor each miss
+// the cache; one at a time the loop waited for each in turn (rows3/1e7: 0.93 -> 0.84 of ORT).
+// With the data in cache the second decoding of each index only costs (rows3/1e5: 0.58 -> 0.93).
+constexpr int64_t kPrefetchAhead = 16;
+constexpr int64_t kPrefetchDataBytes = int64_t(16) << 20;
+inline void prefetch_row(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t at = 0; at < std::min<int64_t>(bytes, 256); at += 64) __builtin_prefetch(c + at, 0, 3);
+}
+
 template <typename E>
 void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, int64_t n, int64_t inner, E* dst) {
   const int64_t count = static_cast<int64_t>(idx.size());
@@ -32,9 +44,10 @@ void gather_rows(const E* src, const std::vector<int64_t>& idx, int64_t outer, i
   }
 #pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t q = 0; q < count; ++q)
+    for (int64_t q = 0; q < count; ++q) {
       copy_row_bytes(dst + (o * count + q) * inner, src + (o * n + idx[q]) * inner,
                      inner * static_cast<int64_t>(sizeof(E)));
+    }
 }
 }  // namespace
 
@@ -214,13 +227,21 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
   // index is reported after it. Row sizes of 4-16 bytes are copied with compile-time sizes (a
   // memcpy call per 12-byte row cost more than the row).
   int64_t first_bad = tuples * k;
-  auto sweep = [&](auto tag, auto row_bytes) {
+  auto sweep = [&](auto tag, auto row_bytes, auto prefetch) {
     constexpr size_t kBytes = decltype(row_bytes)::value;
+    constexpr bool kPrefetch = decltype(prefetch)::value;
     const size_t bytes = kBytes ? kBytes : static_cast<size_t>(slice) * es;
 #pragma omp parallel for schedule(static) \
     reduction(min                         \
               : first_bad) if (worth_parallel(tuples * static_cast <int64_t>(bytes + 8 * k)))
     for (int64_t t = 0; t < tuples; ++t) {
+      if (kPrefetch && t + kPrefetchAhead < tuples) {
+        const int64_t ahead = t + kPrefetchAhead, off_ahead = tuple_offset(tag, ahead);
+        if (off_ahead >= 0) {
+          const int64_t b = tuples_per_batch ? ahead / tuples_per_batch : 0;
+          prefetch_row(src + (b * per_batch_data + off_ahead) * static_cast<int64_t>(es), static_cast<int64_t>(bytes));
+        }
+      }
       const int64_t off = tuple_offset(tag, t);
       if (off < 0) {
         first_bad = std::min(first_bad, -1 - off);
@@ -234,19 +255,18 @@ void gather_nd_cpu(const Tensor& data, const Tensor& indices, int64_t batch_dims
         copy_row_bytes(dst + t * bytes, from, static_cast<int64_t>(bytes));
     }
   };
-  auto run = [&](auto tag) {
+  auto sized = [&](auto tag, auto prefetch) {
     switch (y.numel() == 0 ? 0 : slice * static_cast<int64_t>(es)) {
-      case 4: return sweep(tag, std::integral_constant<size_t, 4>{});
-      case 8: return sweep(tag, std::integral_constant<size_t, 8>{});
-      case 12: return sweep(tag, std::integral_constant<size_t, 12>{});
-      case 16: return sweep(tag, std::integral_constant<size_t, 16>{});
-      default: return sweep(tag, std::integral_constant<size_t, 0>{});
+      case 4: return sweep(tag, std::integral_constant<size_t, 4>{}, prefetch);
+      case 8: return sweep(tag, std::integral_constant<size_t, 8>{}, prefetch);
+      case 12: return sweep(tag, std::integral_constant<size_t, 12>{}, prefetch);
+      case 16: return sweep(tag, std::integral_constant<size_t, 16>{}, prefetch);
+      default: return sweep(tag, std::integral_constant<size_t, 0>{}, prefetch);
     }
   };
-  if (indices.dtype() == DType::kInt64)
-    run(int64_t{});
-  else
-    run(int32_t{});
+  const bool large = static_cast<int64_t>(data.nbytes()) >= kPrefetchDataBytes;
+  auto run = [&](auto tag) { return large ? sized(tag, std::true_type{}) : sized(tag, std::false_type{}); };
+  indices.dtype() == DType::kInt64 ? run(int64_t{}) : run(int32_t{});
   if (first_bad < tuples * k) {
     const int64_t c = first_bad % k, dim = ds[batch_dims + c];
     fail_index(where, label, index_at(indices, first_bad), first_bad, dim,
