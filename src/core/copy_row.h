@@ -16,6 +16,7 @@
 namespace pointrt {
 
 namespace detail {
+// Two moves of one Word (an integer or a vector: the memcpys compile to single loads and stores).
 template <typename Word>
 inline void copy_two_overlapping(char* d, const char* s, int64_t bytes) {  // sizeof(Word) <= bytes <= 2x
   Word head, tail;
@@ -36,20 +37,8 @@ inline void copy_row_bytes(void* dst, const void* src, int64_t bytes) {
     _mm512_storeu_si512(d + bytes - 64, _mm512_loadu_si512(s + bytes - 64));
     return;
   }
-  if (bytes >= 32 && bytes < 64) {
-    const __m256i head = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-    const __m256i tail = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + bytes - 32));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), head);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + bytes - 32), tail);
-    return;
-  }
-  if (bytes >= 16 && bytes < 32) {
-    const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-    const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + bytes - 16));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d), head);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + bytes - 16), tail);
-    return;
-  }
+  if (bytes >= 32 && bytes < 64) return detail::copy_two_overlapping<__m256i>(d, s, bytes);
+  if (bytes >= 16 && bytes < 32) return detail::copy_two_overlapping<__m128i>(d, s, bytes);
 #endif
   if (bytes >= 8 && bytes < 16) return detail::copy_two_overlapping<uint64_t>(d, s, bytes);
   if (bytes >= 4 && bytes < 8) return detail::copy_two_overlapping<uint32_t>(d, s, bytes);
