@@ -324,10 +324,10 @@ TEST(Session, OutputViewingACallerBufferIsCopied) {
 // From 1 MiB on the copy is made by the run's threads in 256 KiB pieces: an odd size that ends
 // inside a piece, on 1 and 3 threads, checked element by element.
 TEST(Session, LargeOutputViewingACallerBufferIsCopiedWhole) {
-  const int64_t n = (int64_t(1) << 20) / 4 * 3 + 7;
+  constexpr int64_t n = (int64_t(1) << 20) / 4 * 3 + 7;
   ModelBuilder b;
   b.input("x", DType::kFloat32, {n, int64_t(1)});
-  b.initializer("shape", [n] {
+  b.initializer("shape", [] {
     Tensor s = Tensor::allocate(DType::kInt64, {1});
     s.data_as<int64_t>()[0] = n;
     return s;

@@ -67,8 +67,8 @@ void gather_points(const float* features, const Index* idx, int64_t batch, int64
     gather_points_ref(features, idx, batch, channels, n, m, out);
     return;
   }
-  const bool stream = batch * channels * m * 4 > kStreamOutputBytes;
 #if defined(__AVX512F__)
+  const bool stream = batch * channels * m * 4 > kStreamOutputBytes;
   // Each source point is read m / n times on average: from about once per point, copying the
   // features point-major pays for itself (GroupPoints' M*S gathers; not GatherPoints' M < N) —
   // but only when a feature row is too long for L1: shorter rows are gathered from L1 directly
